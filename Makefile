@@ -1,0 +1,31 @@
+# hil_suite: `make demo` runs the Hexafloat graph on the mock, `make test` runs the test suite.
+# Both create .venv on first use and install everything pinned in constraints.txt.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# DDS discovery stays on this machine unless you say otherwise (hil run --network for lab use).
+export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
+export RMW_IMPLEMENTATION ?= rmw_fastrtps_cpp
+export MPLBACKEND ?= Agg
+PACKAGES := src/hil_core src/hil_nodes src/hil_sim
+
+.PHONY: venv demo test bench clean
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt constraints.txt $(addsuffix /setup.py,$(PACKAGES))
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps $(addprefix -e ,$(PACKAGES))
+	@touch $@
+
+demo: venv
+	$(VENV)/bin/hil run hexafloat --duration 10 --record runs/demo
+
+test: venv
+	$(PY) -m pytest
+
+bench: venv
+	$(VENV)/bin/hil bench
+
+clean:
+	rm -rf $(VENV) runs .pytest_cache

@@ -1,0 +1,132 @@
+"""HIL mode machine (seed 000, section 5: the primary state machine).
+
+The supervisor owns one ``ModeMachine``. Two kinds of input drive it:
+
+* **requests** from people or the ``hil`` command (start, stop, reset, estop), which may be
+  refused with a reason when the current mode does not allow them;
+* **events** reported by the motion side (the secondary state machine of the seed: homed,
+  synchronized, safety takeover, back inside, home reached) and faults from anywhere.
+
+Requests flow *down* (the motion side obeys the mode the supervisor publishes);
+progress flows *up* as events. The machine is a pure transition table: no clock, no I/O.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class HilMode(str, Enum):
+    IDLE = 'IDLE'
+    HOMING = 'HOMING'
+    SYNCHRONIZING = 'SYNCHRONIZING'
+    RUNNING = 'RUNNING'
+    SAFETY_RECOVERY = 'SAFETY_RECOVERY'
+    RETURNING_HOME = 'RETURNING_HOME'
+    FAULT = 'FAULT'
+
+
+class Request(str, Enum):
+    START = 'start'
+    STOP = 'stop'
+    RESET = 'reset'
+    ESTOP = 'estop'
+
+
+class Event(str, Enum):
+    """Progress reported by the motion side (names used on /hil/events)."""
+    HOMED = 'homed'
+    SYNCHRONIZED = 'synchronized'
+    SAFETY_TAKEOVER = 'safety_takeover'
+    BACK_INSIDE = 'back_inside'
+    HOME_REACHED = 'home_reached'
+    FAULT = 'fault'
+
+
+# Modes in which the robot may be moving under model (or recovery) control.
+MOVING_MODES = frozenset({HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RUNNING,
+                          HilMode.SAFETY_RECOVERY, HilMode.RETURNING_HOME})
+
+# Modes that are *requested* by the supervisor and executed by the motion side; the others
+# are reached by the motion side's own progress and only mirrored by the supervisor.
+REQUESTED_MODES = frozenset({HilMode.IDLE, HilMode.HOMING, HilMode.RETURNING_HOME, HilMode.FAULT})
+
+_REQUEST_TABLE: dict[Request, dict[HilMode, HilMode]] = {
+    Request.START: {HilMode.IDLE: HilMode.HOMING},
+    Request.STOP: {HilMode.HOMING: HilMode.RETURNING_HOME,
+                   HilMode.SYNCHRONIZING: HilMode.RETURNING_HOME,
+                   HilMode.RUNNING: HilMode.RETURNING_HOME},
+    Request.RESET: {HilMode.FAULT: HilMode.IDLE},
+}
+
+_EVENT_TABLE: dict[Event, dict[HilMode, HilMode]] = {
+    Event.HOMED: {HilMode.HOMING: HilMode.SYNCHRONIZING},
+    Event.SYNCHRONIZED: {HilMode.SYNCHRONIZING: HilMode.RUNNING},
+    Event.SAFETY_TAKEOVER: {HilMode.SYNCHRONIZING: HilMode.SAFETY_RECOVERY,
+                            HilMode.RUNNING: HilMode.SAFETY_RECOVERY},
+    Event.BACK_INSIDE: {HilMode.SAFETY_RECOVERY: HilMode.RETURNING_HOME},
+    Event.HOME_REACHED: {HilMode.RETURNING_HOME: HilMode.IDLE},
+}
+
+
+@dataclass(frozen=True)
+class Transition:
+    """Outcome of one input: ``accepted`` with the new mode, or refused with a reason."""
+    accepted: bool
+    previous: HilMode
+    mode: HilMode
+    reason: str
+
+
+class ModeMachine:
+    """The HIL mode machine: IDLE -> HOMING -> SYNCHRONIZING -> RUNNING
+    -> (SAFETY_RECOVERY -> RETURNING_HOME) -> IDLE, FAULT reachable from every mode.
+
+    ``fault_active`` is a predicate the owner supplies: while it returns a reason string
+    (a dead node, a hard-limit crossing not yet cleared), RESET is refused.
+    """
+
+    def __init__(self, mode: HilMode = HilMode.IDLE):
+        self.mode = HilMode(mode)
+        self.fault_reason = ''
+
+    def request(self, request: Request, blocking_fault: str = '') -> Transition:
+        request = Request(request)
+        previous = self.mode
+        if request is Request.ESTOP:
+            return self._enter_fault('emergency stop requested')
+        if request is Request.RESET and previous is HilMode.FAULT and blocking_fault:
+            return Transition(False, previous, previous,
+                              f'reset refused: fault still present ({blocking_fault})')
+        target = _REQUEST_TABLE[request].get(previous)
+        if target is None:
+            allowed = ', '.join(m.value for m in _REQUEST_TABLE[request]) or 'no mode'
+            return Transition(False, previous, previous,
+                              f'{request.value} refused in mode {previous.value} '
+                              f'(allowed in: {allowed})')
+        self.mode = target
+        if target is HilMode.IDLE:
+            self.fault_reason = ''
+        return Transition(True, previous, target, f'{request.value}: {previous.value} -> {target.value}')
+
+    def event(self, event: Event, reason: str = '') -> Transition:
+        event = Event(event)
+        previous = self.mode
+        if event is Event.FAULT:
+            return self._enter_fault(reason or 'fault reported')
+        target = _EVENT_TABLE[event].get(previous)
+        if target is None:
+            return Transition(False, previous, previous,
+                              f'event {event.value} ignored in mode {previous.value}')
+        self.mode = target
+        return Transition(True, previous, target, f'{event.value}: {previous.value} -> {target.value}')
+
+    def fault(self, reason: str) -> Transition:
+        return self._enter_fault(reason)
+
+    def _enter_fault(self, reason: str) -> Transition:
+        previous = self.mode
+        if previous is not HilMode.FAULT:
+            self.fault_reason = reason
+        self.mode = HilMode.FAULT
+        return Transition(previous is not HilMode.FAULT, previous, HilMode.FAULT, reason)

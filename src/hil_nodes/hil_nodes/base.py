@@ -1,0 +1,285 @@
+"""A small base for hil_suite lifecycle nodes.
+
+What every node gets from ``HilLifecycleNode``:
+
+* parameters declared from a ``PARAMS`` table of :class:`Param` (descriptor with description,
+  range and choices written out, read-only flags), validated in ``on_configure``: a bad or
+  missing value fails the transition with an error that names the parameter;
+* ``self.p``: the validated values as attributes;
+* online changes: refused while active unless the parameter is ``dynamic`` (the node then
+  applies it itself, bumplessly); accepted while inactive and applied through
+  ``apply_parameters``;
+* a DiagnosticArray status publisher (``self.status(level, message, **values)``), alive in
+  every lifecycle state so a refused configuration is visible;
+* a bond-style heartbeat on ``/hil/heartbeat`` (std_msgs/Header, ``frame_id`` = node name),
+  sent on a wall timer *and* on the node clock, so the supervisor can tell a dead node both
+  when simulated time runs faster than real time and when it stands still;
+* hooks ``configure_node``, ``activate_node``, ``deactivate_node``, ``cleanup_node``,
+  ``error_node``, ``process_exit`` that subclasses override instead of the raw callbacks.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any, Callable, Sequence
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.parameter import Parameter
+from std_msgs.msg import Header
+
+from hil_nodes import qos, topics
+
+OK = DiagnosticStatus.OK
+WARN = DiagnosticStatus.WARN
+ERROR = DiagnosticStatus.ERROR
+STALE = DiagnosticStatus.STALE
+
+REQUIRED = object()   # Param default meaning "no default: must be given"
+
+_PARAM_TYPES = {bool: Parameter.Type.BOOL, int: Parameter.Type.INTEGER, float: Parameter.Type.DOUBLE,
+                str: Parameter.Type.STRING, 'float[]': Parameter.Type.DOUBLE_ARRAY,
+                'int[]': Parameter.Type.INTEGER_ARRAY, 'str[]': Parameter.Type.STRING_ARRAY,
+                'bool[]': Parameter.Type.BOOL_ARRAY}
+
+
+class ParameterError(ValueError):
+    """A parameter value that a node cannot run with; the message names the parameter."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One declared parameter.
+
+    ``type`` is bool, int, float, str or one of 'float[]', 'int[]', 'str[]', 'bool[]'.
+    ``range`` (lo, hi) is inclusive and applies to every element of an array; ``length`` fixes
+    an array's size; ``check`` returns an error text (or None) for anything a range cannot say.
+    """
+    name: str
+    type: Any
+    default: Any
+    description: str
+    range: tuple[float, float] | None = None
+    choices: tuple[Any, ...] | None = None
+    length: int | None = None
+    check: Callable[[Any], str | None] | None = None
+    dynamic: bool = False
+    read_only: bool = False
+
+    def constraints(self) -> str:
+        parts = []
+        if self.range is not None:
+            parts.append(f'range [{self.range[0]}, {self.range[1]}]')
+        if self.choices is not None:
+            parts.append('one of ' + ', '.join(map(str, self.choices)))
+        if self.length is not None:
+            parts.append(f'{self.length} elements')
+        if self.dynamic:
+            parts.append('may change while active')
+        return '; '.join(parts)
+
+    def validate(self, value: Any) -> Any:
+        """Return the value converted to its Python type, or raise ParameterError."""
+        name = self.name
+        if value is None:
+            raise ParameterError(f"parameter '{name}' is required ({self.description}) but was not set")
+        is_array = isinstance(self.type, str)
+        values = list(value) if is_array else [value]
+        if is_array and self.length is not None and len(values) != self.length:
+            raise ParameterError(f"parameter '{name}' needs {self.length} elements, got {len(values)}")
+        for v in values:
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ParameterError(f"parameter '{name}' must be finite, got {v}")
+            if self.range is not None and not (self.range[0] <= v <= self.range[1]):
+                raise ParameterError(f"parameter '{name}' = {v} is outside its range "
+                                     f'[{self.range[0]}, {self.range[1]}]')
+        if self.choices is not None and value not in self.choices:
+            raise ParameterError(f"parameter '{name}' = {value!r} is not one of {list(self.choices)}")
+        if self.check is not None:
+            problem = self.check(value)
+            if problem:
+                raise ParameterError(f"parameter '{name}': {problem}")
+        return [*values] if is_array else value
+
+
+class HilLifecycleNode(LifecycleNode):
+    """Base class of every hil_suite lifecycle node (see the module docstring)."""
+
+    PARAMS: Sequence[Param] = ()
+    COMMON_PARAMS: Sequence[Param] = (
+        Param('lockstep', bool, False,
+              'running in a lockstep simulation: reliable streams, outputs gated per frame'),
+        Param('heartbeat_period', float, 0.1, 'period of the liveness heartbeat (s, wall and node clock)',
+              range=(0.01, 5.0)),
+    )
+
+    def __init__(self, node_name: str, **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._param_table = {p.name: p for p in (*self.COMMON_PARAMS, *self.PARAMS)}
+        for p in self._param_table.values():
+            descriptor = ParameterDescriptor(description=p.description,
+                                             additional_constraints=p.constraints(),
+                                             read_only=p.read_only)
+            ptype = _PARAM_TYPES[p.type]
+            if p.default is REQUIRED:
+                self.declare_parameter(p.name, ptype, descriptor)
+            else:
+                self.declare_parameter(p.name, p.default, descriptor)
+        self.p = SimpleNamespace()
+        self.active = False
+        self.configured = False
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._diag_pub = self.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
+        self._heartbeat_pub = self.create_publisher(Header, topics.HIL_HEARTBEAT, 10)
+        period = self.get_parameter('heartbeat_period').value
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(period, self._heartbeat, clock=self._steady)
+        self.create_timer(period, self._heartbeat)
+
+    # --- parameters -----------------------------------------------------------------------
+    def _raw_value(self, name: str) -> Any:
+        try:
+            return self.get_parameter(name).value
+        except ParameterUninitializedException:
+            return None
+
+    def load_parameters(self) -> SimpleNamespace:
+        """Validate every declared parameter; raise ParameterError naming the first bad one."""
+        values = {}
+        for name, p in self._param_table.items():
+            values[name] = p.validate(self._raw_value(name))
+        problem = self.check_parameters(SimpleNamespace(**values))
+        if problem:
+            raise ParameterError(problem)
+        return SimpleNamespace(**values)
+
+    def check_parameters(self, p: SimpleNamespace) -> str | None:
+        """Cross-parameter checks of a subclass; return an error text naming the parameters."""
+        return None
+
+    def apply_parameters(self, changed: set[str]) -> None:
+        """Called after accepted online changes (``self.p`` already updated)."""
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        if not self.configured:
+            return SetParametersResult(successful=True)
+        candidate = dict(vars(self.p))
+        for prm in params:
+            spec = self._param_table.get(prm.name)
+            if spec is None:
+                continue
+            if self.active and not spec.dynamic:
+                return SetParametersResult(
+                    successful=False,
+                    reason=f"parameter '{prm.name}' can only change while the node is inactive")
+            try:
+                candidate[prm.name] = spec.validate(prm.value)
+            except ParameterError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+        problem = self.check_parameters(SimpleNamespace(**candidate))
+        if problem:
+            return SetParametersResult(successful=False, reason=problem)
+        changed = {prm.name for prm in params if prm.name in self._param_table}
+        self.p = SimpleNamespace(**candidate)
+        self.apply_parameters(changed)
+        return SetParametersResult(successful=True)
+
+    # --- lifecycle --------------------------------------------------------------------------
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        try:
+            self.p = self.load_parameters()
+            self.configure_node()
+        except ParameterError as exc:
+            self.get_logger().error(f'configuration refused: {exc}')
+            self.status(ERROR, f'configuration refused: {exc}')
+            return TransitionCallbackReturn.FAILURE
+        except (ValueError, OSError) as exc:
+            self.get_logger().error(f'configuration failed: {exc}')
+            self.status(ERROR, f'configuration failed: {exc}')
+            return TransitionCallbackReturn.FAILURE
+        self.configured = True
+        self.status(OK, 'configured')
+        return super().on_configure(state)
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        result = super().on_activate(state)
+        if result != TransitionCallbackReturn.SUCCESS:
+            return result
+        self.activate_node()
+        self.active = True
+        self.status(OK, 'active')
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.active = False
+        self.deactivate_node()
+        self.status(OK, 'inactive')
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.cleanup_node()
+        self.configured = False
+        return super().on_cleanup(state)
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        if self.active:
+            self.active = False
+            self.deactivate_node()
+        self.configured = False
+        return super().on_shutdown(state)
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.active = False
+        self.error_node()
+        self.status(ERROR, 'error processing: node left in a safe state')
+        return TransitionCallbackReturn.SUCCESS
+
+    # hooks for subclasses --------------------------------------------------------------------
+    def configure_node(self) -> None:
+        """Create publishers/subscriptions/core objects; raise ParameterError/ValueError to refuse."""
+
+    def activate_node(self) -> None:
+        """Start producing output."""
+
+    def deactivate_node(self) -> None:
+        """Stop motion smoothly (hold) and stop producing output."""
+
+    def cleanup_node(self) -> None:
+        """Release what configure_node created."""
+
+    def error_node(self) -> None:
+        """Leave hardware in a safe state."""
+
+    def process_exit(self) -> None:
+        """Last chance to flush files when the process ends (ROS may be shut down already)."""
+
+    # --- helpers ------------------------------------------------------------------------------
+    def stream_qos(self):
+        """QoS of high-rate streams: reliable in lockstep, sensor-data otherwise."""
+        return qos.stream(reliable=bool(getattr(self.p, 'lockstep', False)))
+
+    def status(self, level: int, message: str, **values: Any) -> None:
+        """Publish this node's status on /diagnostics (key/values as strings)."""
+        msg = DiagnosticArray()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        st = DiagnosticStatus(level=bytes([level]) if isinstance(level, int) else level,
+                              name=self.get_fully_qualified_name(), message=message,
+                              hardware_id=self.get_name())
+        st.values = [KeyValue(key=str(k), value=_fmt(v)) for k, v in values.items()]
+        msg.status = [st]
+        self._diag_pub.publish(msg)
+
+    def _heartbeat(self) -> None:
+        msg = Header(frame_id=self.get_fully_qualified_name())
+        msg.stamp = self.get_clock().now().to_msg()
+        self._heartbeat_pub.publish(msg)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f'{v:.9g}'
+    return str(v)

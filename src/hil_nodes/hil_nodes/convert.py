@@ -1,0 +1,71 @@
+"""Message <-> numpy conversions shared by the nodes (no algorithm lives here).
+
+Pose arrays follow hil_core's convention: ``[x, y, z, qx, qy, qz, qw]`` for poses (metres,
+unit quaternion, scalar last, as geometry_msgs) and 6-vectors ``[fx, fy, fz, tx, ty, tz]`` /
+``[vx, vy, vz, wx, wy, wz]`` for wrenches and twists.
+"""
+from __future__ import annotations
+
+import numpy as np
+from builtin_interfaces.msg import Duration, Time
+from geometry_msgs.msg import Accel, Pose, Twist, Wrench
+
+
+def stamp_to_ns(stamp: Time) -> int:
+    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
+
+
+def ns_to_stamp(ns: int) -> Time:
+    ns = int(ns)
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def stamp_to_sec(stamp: Time) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def sec_to_duration(t: float) -> Duration:
+    ns = int(round(t * 1e9))
+    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def duration_to_sec(d: Duration) -> float:
+    return d.sec + d.nanosec * 1e-9
+
+
+def wrench_to_array(w: Wrench) -> np.ndarray:
+    return np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+
+
+def array_to_wrench(a) -> Wrench:
+    w = Wrench()
+    w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z = (float(v) for v in a[:6])
+    return w
+
+
+def twist_to_array(t: Twist) -> np.ndarray:
+    return np.array([t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z])
+
+
+def array_to_twist(a) -> Twist:
+    t = Twist()
+    t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = (float(v) for v in a[:6])
+    return t
+
+
+def array_to_accel(a) -> Accel:
+    t = Accel()
+    t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = (float(v) for v in a[:6])
+    return t
+
+
+def pose_to_array(p: Pose) -> np.ndarray:
+    return np.array([p.position.x, p.position.y, p.position.z,
+                     p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w])
+
+
+def array_to_pose(a) -> Pose:
+    p = Pose()
+    p.position.x, p.position.y, p.position.z = (float(v) for v in a[:3])
+    p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = (float(v) for v in a[3:7])
+    return p

@@ -1,0 +1,30 @@
+"""QoS profiles used across hil_suite.
+
+* ``latched()``: transient-local, reliable, depth 1 (mode, robot description), like a latched topic.
+* ``stream(reliable)``: high-rate streams. Real time: sensor-data QoS (best effort, keep last).
+  Lockstep: reliable keep-last, because a lockstep run must not lose a frame to stay
+  deterministic. A reliable publisher also serves best-effort subscribers (rviz, ros2 topic echo).
+* ``command()``: reliable keep-last 10, the default of ros2_control controllers' command topics.
+"""
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
+                       qos_profile_sensor_data)
+
+
+def latched(depth: int = 1) -> QoSProfile:
+    return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
+                      reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def stream(reliable: bool, depth: int = 50) -> QoSProfile:
+    if not reliable:
+        return qos_profile_sensor_data
+    return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
+                      reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.VOLATILE)
+
+
+def command(depth: int = 10) -> QoSProfile:
+    return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
+                      reliability=ReliabilityPolicy.RELIABLE,
+                      durability=DurabilityPolicy.VOLATILE)

@@ -1,0 +1,62 @@
+"""Process entry points: spin one or several nodes with the EventsExecutor, exit cleanly.
+
+The EventsExecutor costs about a third of the CPU of the SingleThreadedExecutor here, but
+busy-loops if spun without a timeout: always spin_once with a finite timeout. Ctrl-C and
+SIGTERM arrive as ExternalShutdownException / KeyboardInterrupt; nodes get ``process_exit``
+(to flush files) and are destroyed; no traceback for a normal stop.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Callable, Iterable
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.experimental import EventsExecutor
+from rclpy.node import Node
+
+
+def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: False,
+               timeout_sec: float = 0.1) -> None:
+    """Spin ``nodes`` in one EventsExecutor until shutdown or ``should_stop()``."""
+    nodes = list(nodes)
+    executor = EventsExecutor()
+    for node in nodes:
+        executor.add_node(node)
+    try:
+        while rclpy.ok() and not should_stop():
+            executor.spin_once(timeout_sec=timeout_sec)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        for node in nodes:
+            exit_hook = getattr(node, 'process_exit', None)
+            if exit_hook is not None:
+                try:
+                    exit_hook()
+                except Exception as exc:  # a failing flush must not hide the others
+                    print(f'{node.get_name()}: process_exit failed: {exc}', file=sys.stderr)
+        executor.shutdown(timeout_sec=1.0)
+        for node in nodes:
+            node.destroy_node()
+
+
+def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) -> int:
+    """Init rclpy with ``args`` (``--ros-args`` included), build the nodes, spin, shut down."""
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    rclpy.init(args=sys.argv if args is None else args)
+    try:
+        nodes = [make() for make in factories]
+        spin_nodes(nodes)
+    finally:
+        rclpy.try_shutdown()
+    return 0
+
+
+def main_for(node_class: type[Node]) -> Callable[[list[str] | None], int]:
+    """Build the ``main`` of a node module: ``main = main_for(MyNode)``."""
+    def main(args: list[str] | None = None) -> int:
+        return run([node_class], args)
+    main.__doc__ = f'Run {node_class.__name__} standalone (python -m / ros2 run).'
+    return main

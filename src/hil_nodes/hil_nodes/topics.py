@@ -1,0 +1,57 @@
+"""Every topic and service name of hil_suite, in one place (a contract: README "Topics").
+
+Nodes use these constants and nothing else; remap on the command line or in
+config/systems/*.yaml if a lab needs other names.
+"""
+
+# --- infrastructure -------------------------------------------------------------------
+CLOCK = '/clock'                                   # rosgraph_msgs/Clock, owned by the mock hardware in simulation
+ROBOT_DESCRIPTION = '/robot_description'           # std_msgs/String, transient local
+DIAGNOSTICS = '/diagnostics'                       # diagnostic_msgs/DiagnosticArray, every node's status
+JOINT_STATES = '/joint_states'                     # sensor_msgs/JointState, from the (mock) hardware
+
+# --- supervisor / HIL modes ------------------------------------------------------------
+HIL_MODE = '/hil/mode'                             # std_msgs/String, latched (transient local): current HIL mode
+HIL_FRAME = '/hil/frame'                           # std_msgs/Header per high-level frame: stamp = frame time, frame_id = mode
+HIL_EVENTS = '/hil/events'                         # diagnostic_msgs/DiagnosticArray: progress events of the motion side
+HIL_HEARTBEAT = '/hil/heartbeat'                   # std_msgs/Header: bond-style liveness, frame_id = node name
+HIL_START = '/hil/start'                           # std_srvs/Trigger
+HIL_STOP = '/hil/stop'                             # std_srvs/Trigger
+HIL_RESET = '/hil/reset'                           # std_srvs/Trigger
+HIL_ESTOP = '/hil/estop'                           # std_srvs/Trigger
+
+# --- scenario 1: Hexafloat ---------------------------------------------------------------
+MOCK_FT_WRENCH = '/mock_ft/wrench'                 # geometry_msgs/WrenchStamped: load profile of the mock sensor (counts-free, N / N m)
+FT_WRENCH_RAW = '/ft_sensor/wrench_raw'            # geometry_msgs/WrenchStamped, SI, biased, unfiltered
+FT_WRENCH = '/ft_sensor/wrench'                    # geometry_msgs/WrenchStamped, filtered + compensated
+FT_BIAS = '/ft_sensor/bias'                        # std_srvs/Trigger: software tare
+ADMITTANCE_REFERENCE = '/admittance/reference'     # geometry_msgs/PoseStamped
+ADMITTANCE_TWIST = '/admittance/twist'             # geometry_msgs/TwistStamped
+ADMITTANCE_ACCEL = '/admittance/accel'             # geometry_msgs/AccelStamped
+ADMITTANCE_RESET = '/admittance/reset'             # std_srvs/Trigger
+PLANNER_SAFE_REFERENCE = '/planner/safe_reference' # geometry_msgs/PoseStamped
+PLANNER_SAFE_TWIST = '/planner/safe_twist'         # geometry_msgs/TwistStamped
+PLANNER_EVENTS = '/planner/events'                 # diagnostic_msgs/DiagnosticArray
+PLANNER_MARKERS = '/planner/workspace_markers'     # visualization_msgs/MarkerArray
+HEXAPOD_JOINT_TRAJECTORY = '/hexapod_controller/joint_trajectory'  # trajectory_msgs/JointTrajectory (ros2_control JTC)
+KINEMATICS_TCP_POSE = '/kinematics/tcp_pose'       # geometry_msgs/PoseStamped, estimated by forward kinematics
+KINEMATICS_MARKERS = '/kinematics/markers'         # visualization_msgs/MarkerArray: legs and platform
+KINEMATICS_FK = '/kinematics/forward'              # service (see kinematics node)
+KINEMATICS_IK = '/kinematics/inverse'              # service (see kinematics node)
+
+# --- scenario 2: space manipulator on the iiwa -------------------------------------------
+VELOCITY_COMMANDS = '/velocity_controller/commands'  # std_msgs/Float64MultiArray (ros2_control forward_command_controller)
+SPACE_SATELLITE_ODOM = '/space_plant/satellite_odom'  # nav_msgs/Odometry
+SPACE_EE_POSE = '/space_plant/ee_pose'               # geometry_msgs/PoseStamped, inertial frame
+SPACE_EE_SETPOINT = '/space_plant/ee_setpoint'       # geometry_msgs/PoseStamped
+SPACE_ERRORS = '/space_plant/errors'                 # std_msgs/Float64MultiArray
+SPACE_MARKERS = '/space_plant/markers'               # visualization_msgs/MarkerArray
+
+# --- scenario 3: 5-axis hybrid robot -------------------------------------------------------
+HYBRID_EFFORT_COMMANDS = '/effort_controller/commands'  # std_msgs/Float64MultiArray
+HYBRID_REFERENCE = '/hybrid_controller/reference'       # sensor_msgs/JointState (desired joints)
+
+
+def lifecycle_service(node_name: str, service: str) -> str:
+    """Standard lifecycle service of a node, e.g. ``/planner/change_state``."""
+    return f'/{node_name.strip("/")}/{service}'
