@@ -58,5 +58,6 @@ def main_for(node_class: type[Node]) -> Callable[[list[str] | None], int]:
     """Build the ``main`` of a node module: ``main = main_for(MyNode)``."""
     def main(args: list[str] | None = None) -> int:
         return run([node_class], args)
+    main.node_class = node_class  # the one-process container builds nodes from it
     main.__doc__ = f'Run {node_class.__name__} standalone (python -m / ros2 run).'
     return main

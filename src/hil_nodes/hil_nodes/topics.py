@@ -19,6 +19,7 @@ HIL_START = '/hil/start'                           # std_srvs/Trigger
 HIL_STOP = '/hil/stop'                             # std_srvs/Trigger
 HIL_RESET = '/hil/reset'                           # std_srvs/Trigger
 HIL_ESTOP = '/hil/estop'                           # std_srvs/Trigger
+HIL_SHUTDOWN = '/hil/shutdown'                     # std_srvs/Trigger: deactivate + clean up managed nodes in reverse order
 
 # --- scenario 1: Hexafloat ---------------------------------------------------------------
 MOCK_FT_WRENCH = '/mock_ft/wrench'                 # geometry_msgs/WrenchStamped: load profile of the mock sensor (counts-free, N / N m)
