@@ -1,0 +1,22 @@
+"""Hexaslide: kinematics of the 6-PUS Hexafloat robot (seed 001 eq. 1-2, tables 1-3; seed 000 FK).
+
+Public API (import from ``hil_core.hexaslide``):
+
+* :class:`HexaslideGeometry`, :func:`load_geometry` ('hexaslide_scaled' | 'hexaslide_full'),
+  :func:`home_pose`, ``JOINT_NAMES`` (``slider_1..6``);
+* :func:`inverse_kinematics` -> :class:`IKResult` (vectorised; reason codes ``OK``,
+  ``NO_REAL_SOLUTION``, ``SLIDER_STROKE``, ``PASSIVE_JOINT_RANGE``, ``INVALID_INPUT``);
+* :func:`inverse_jacobian` (``qdot = Jinv @ [v; w]``), :func:`kinetostatic_index`;
+* :class:`ForwardKinematics` (``method='newton' | 'jfmd'``) -> :class:`FKResult`.
+"""
+from .forward import FKResult, ForwardKinematics
+from .geometry import (JOINT_NAMES, ROBOTS, HexaslideGeometry, build_geometry, home_pose,
+                       load_geometry)
+from .inverse import (INVALID_INPUT, NO_REAL_SOLUTION, OK, PASSIVE_JOINT_RANGE, REASON_TEXT,
+                      SLIDER_STROKE, IKResult, inverse_jacobian, inverse_kinematics,
+                      kinetostatic_index)
+
+__all__ = ['FKResult', 'ForwardKinematics', 'JOINT_NAMES', 'ROBOTS', 'HexaslideGeometry',
+           'build_geometry', 'home_pose', 'load_geometry', 'INVALID_INPUT', 'NO_REAL_SOLUTION',
+           'OK', 'PASSIVE_JOINT_RANGE', 'REASON_TEXT', 'SLIDER_STROKE', 'IKResult',
+           'inverse_jacobian', 'inverse_kinematics', 'kinetostatic_index']
