@@ -229,6 +229,8 @@ class HilLifecycleNode(LifecycleNode):
         if self.active:
             self.active = False
             self.deactivate_node()
+        if self.configured:
+            self.cleanup_node()
         self.configured = False
         return super().on_shutdown(state)
 

@@ -1,0 +1,176 @@
+"""rosbag2 (mcap) writing and reading with ``rosbags`` (no rosbag2 needed here; lab machines
+replay the same bags with ``ros2 bag play``).
+
+Crash safety: ``CheckpointWriter.checkpoint()`` closes the pending mcap chunk, flushes it to
+the OS and rewrites ``metadata.yaml``; the recorder calls it periodically. A run killed between
+checkpoints leaves a file without mcap footer: ``recover_bag`` truncates it after the last
+complete record, appends a footer and rewrites metadata.yaml from a scan, so everything up to
+the last flushed chunk can be read again. (The checkpoint uses the mcap storage object of
+rosbags' Writer, pinned in constraints.txt.)
+"""
+from __future__ import annotations
+
+import pathlib
+import struct
+from collections import defaultdict
+from io import StringIO
+from typing import Any, Iterator
+
+from rosbags.rosbag2 import Reader, Writer
+from rosbags.rosbag2.enums import StoragePlugin
+from rosbags.rosbag2.storage_mcap import McapReader
+from rosbags.typesys import Stores, get_typestore
+from ruamel.yaml import YAML
+
+_MAGIC = b'\x89MCAP0\r\n'
+_TYPESTORE = None
+
+
+def typestore():
+    """The ROS 2 Kilted typestore (standard message definitions) of rosbags."""
+    global _TYPESTORE
+    if _TYPESTORE is None:
+        _TYPESTORE = get_typestore(Stores.ROS2_KILTED)
+    return _TYPESTORE
+
+
+class CheckpointWriter:
+    """A rosbags Writer (rosbag2 v9, mcap) that can be made readable at any moment."""
+
+    def __init__(self, path: str | pathlib.Path):
+        self.path = pathlib.Path(path)
+        self.writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
+        self.writer.open()
+        self.connections: dict[str, Any] = {}
+        self.closed = False
+
+    def add_topic(self, topic: str, msgtype: str) -> None:
+        """``msgtype`` like 'sensor_msgs/msg/JointState'."""
+        if topic not in self.connections:
+            self.connections[topic] = self.writer.add_connection(topic, msgtype, typestore=typestore())
+
+    def write(self, topic: str, timestamp_ns: int, data: bytes) -> None:
+        self.writer.write(self.connections[topic], int(timestamp_ns), data)
+
+    def counts(self) -> dict[str, int]:
+        return {t: self.writer.counts.get(c.id, 0) for t, c in self.connections.items()}
+
+    def checkpoint(self) -> None:
+        """Close the pending chunk, flush to the OS, rewrite metadata.yaml."""
+        if self.closed:
+            return
+        storage = self.writer.storage
+        if storage.chunk.bio.tell():
+            storage.close_chunk()
+        storage.bio.flush()
+        w = self.writer
+        mcap = _mcap_file(self.path)
+        _dump_metadata(self.path, mcap, {c.id: c for c in w.connections}, dict(w.counts),
+                       w.min_timestamp, w.max_timestamp, sum(w.counts.values()))
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.writer.close()
+
+
+def _scan_records(data: bytes, start: int) -> int:
+    """Offset just past the last complete top-level mcap record (before any footer)."""
+    pos = start
+    good = start
+    while pos + 9 <= len(data):
+        op = data[pos]
+        (length,) = struct.unpack_from('<Q', data, pos + 1)
+        end = pos + 9 + length
+        if op == 0x02 or end > len(data) or op == 0:
+            break
+        pos = end
+        if op in (0x06, 0x07, 0x03, 0x04, 0x0F):  # chunk, message index, schema, channel, data end
+            good = pos
+    return good
+
+
+def _mcap_file(path: pathlib.Path) -> pathlib.Path:
+    files = sorted(path.glob('*.mcap'))
+    if not files:
+        raise FileNotFoundError(f'no .mcap file in {path}')
+    return files[0]
+
+
+def recover_bag(path: str | pathlib.Path) -> bool:
+    """Make a bag left by a killed run readable; True if it had to be repaired."""
+    path = pathlib.Path(path)
+    mcap = _mcap_file(path)
+    data = mcap.read_bytes()
+    if data.endswith(_MAGIC) and len(data) > 37 and (path / 'metadata.yaml').exists():
+        return False
+    header_len = 8 + 9 + struct.unpack_from('<Q', data, 9)[0]
+    cut = _scan_records(data, header_len)
+    footer = b'\x02' + struct.pack('<Q', 20) + struct.pack('<QQI', 0, 0, 0) + _MAGIC
+    with mcap.open('r+b') as fh:
+        fh.truncate(cut)
+        fh.seek(cut)
+        fh.write(footer)
+    write_metadata(path)
+    return True
+
+
+def write_metadata(path: str | pathlib.Path) -> None:
+    """(Re)write metadata.yaml of a bag directory from a scan of its (complete) mcap file."""
+    path = pathlib.Path(path)
+    mcap = _mcap_file(path)
+    counts: dict[int, int] = defaultdict(int)
+    start, end, total = 2**63 - 1, 0, 0
+    reader = McapReader(mcap)
+    reader.open()
+    try:
+        channels = {c.id: c for c in reader.connections}
+        for conn, ts, _ in reader.messages(reader.connections):
+            counts[conn.id] += 1
+            start, end = min(start, ts), max(end, ts)
+            total += 1
+    finally:
+        reader.close()
+    _dump_metadata(path, mcap, channels, counts, start, end, total)
+
+
+def _dump_metadata(path, mcap, channels, counts, start, end, total) -> None:
+    if not total:
+        start = end = 0
+    info = {
+        'version': 9, 'storage_identifier': 'mcap', 'relative_file_paths': [mcap.name],
+        'duration': {'nanoseconds': max(0, end - start)},
+        'starting_time': {'nanoseconds_since_epoch': start}, 'message_count': total,
+        'topics_with_message_count': [
+            {'topic_metadata': {'name': c.topic, 'type': c.msgtype, 'serialization_format': 'cdr',
+                                'offered_qos_profiles': [], 'type_description_hash': c.digest},
+             'message_count': counts.get(cid, 0)} for cid, c in sorted(channels.items())],
+        'compression_format': '', 'compression_mode': '',
+        'files': [{'path': mcap.name, 'starting_time': {'nanoseconds_since_epoch': start},
+                   'duration': {'nanoseconds': max(0, end - start)}, 'message_count': total}],
+        'custom_data': None, 'ros_distro': 'rosbags',
+    }
+    yaml = YAML(typ='safe')
+    yaml.default_flow_style = False
+    out = StringIO()
+    yaml.dump({'rosbag2_bagfile_information': info}, out)
+    tmp = path / 'metadata.yaml.tmp'
+    tmp.write_text(out.getvalue())
+    tmp.replace(path / 'metadata.yaml')
+
+
+def read_messages(path: str | pathlib.Path, topics: list[str] | None = None) -> Iterator[tuple[str, int, Any]]:
+    """Yield (topic, bag timestamp ns, deserialized message) in time order."""
+    store = typestore()
+    with Reader(pathlib.Path(path)) as reader:
+        conns = [c for c in reader.connections if topics is None or c.topic in topics]
+        for conn, timestamp, raw in reader.messages(connections=conns):
+            yield conn.topic, timestamp, store.deserialize_cdr(raw, conn.msgtype)
+
+
+def message_counts(path: str | pathlib.Path) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    with Reader(pathlib.Path(path)) as reader:
+        for conn, _, _ in reader.messages():
+            counts[conn.topic] += 1
+    return dict(counts)

@@ -1,0 +1,1 @@
+"""The `hil` command: run systems, report on bags, compute workspaces, print benchmarks."""

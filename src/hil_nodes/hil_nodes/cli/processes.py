@@ -1,0 +1,85 @@
+"""Start and stop the processes of a run; nothing may outlive `hil run` (no orphans)."""
+from __future__ import annotations
+
+import fcntl
+import glob
+import os
+import pathlib
+import signal
+import subprocess
+import time
+
+
+class ProcessGroup:
+    """Child processes, each in its own session so a stop reaches its whole tree."""
+
+    def __init__(self, log_dir: pathlib.Path, env: dict[str, str]):
+        self.log_dir = log_dir
+        self.env = env
+        self.procs: dict[str, subprocess.Popen] = {}
+        self._logs = []
+        log_dir.mkdir(parents=True, exist_ok=True)
+
+    def start(self, name: str, cmd: list[str]) -> subprocess.Popen:
+        log = (self.log_dir / f'{name}.log').open('w')
+        self._logs.append(log)
+        proc = subprocess.Popen(cmd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        self.procs[name] = proc
+        return proc
+
+    def dead(self) -> dict[str, int]:
+        return {n: p.returncode for n, p in self.procs.items() if p.poll() is not None}
+
+    def stop(self, timeout: float = 10.0) -> list[str]:
+        """SIGINT all, wait, SIGKILL what is left; return the names that had to be killed."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGINT)
+                except ProcessLookupError:
+                    pass
+        deadline = time.monotonic() + timeout
+        for proc in self.procs.values():
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+        killed = []
+        for name, proc in self.procs.items():
+            if proc.poll() is None:
+                killed.append(name)
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait(5)
+        for log in self._logs:
+            log.close()
+        if killed:
+            clean_dead_shm()
+        return killed
+
+
+def clean_dead_shm() -> int:
+    """Remove Fast DDS shared-memory segments whose owner died (as `fastdds shm clean` does):
+    a segment is alive while its ``_el`` lock file is locked by its process."""
+    removed = 0
+    for lock in glob.glob('/dev/shm/fastrtps_*_el'):
+        try:
+            fd = os.open(lock, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        try:
+            for path in (lock[:-3], lock):
+                if os.path.exists(path):
+                    os.unlink(path)
+                    removed += 1
+        finally:
+            os.close(fd)
+    return removed

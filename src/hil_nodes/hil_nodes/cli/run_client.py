@@ -1,0 +1,83 @@
+"""The ROS side of `hil run`: watch modes, sim time and diagnostics of a running system."""
+from __future__ import annotations
+
+import time
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.context import Context
+from rclpy.executors import SingleThreadedExecutor
+from rosgraph_msgs.msg import Clock
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from hil_nodes import qos, topics
+
+
+class RunClient:
+    """A plain node (own context) that follows /hil/mode, /clock and /diagnostics."""
+
+    def __init__(self, domain_id: int):
+        self.context = Context()
+        rclpy.init(context=self.context, domain_id=domain_id, args=[])
+        self.node = rclpy.create_node('hil_cli', context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.modes: list[tuple[float, str]] = []      # (sim time, mode)
+        self.sim_time = 0.0
+        self.last_clock_wall = time.monotonic()
+        self.diag: dict[str, dict[str, str]] = {}     # node name -> last key/values
+        self.diag_messages: dict[str, str] = {}
+        self.node.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched())
+        self.node.create_subscription(Clock, topics.CLOCK, self._on_clock, 10)
+        self.node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diag, 100)
+
+    @property
+    def mode(self) -> str:
+        return self.modes[-1][1] if self.modes else ''
+
+    def _on_mode(self, msg: String) -> None:
+        if not self.modes or self.modes[-1][1] != msg.data:
+            self.modes.append((self.sim_time, msg.data))
+
+    def _on_clock(self, msg: Clock) -> None:
+        t = msg.clock.sec + msg.clock.nanosec * 1e-9
+        if t > self.sim_time:
+            self.sim_time = t
+            self.last_clock_wall = time.monotonic()
+
+    def _on_diag(self, msg: DiagnosticArray) -> None:
+        for st in msg.status:
+            name = st.hardware_id or st.name
+            values = self.diag.setdefault(name, {})
+            values.update({kv.key: kv.value for kv in st.values})
+            self.diag_messages[name] = st.message
+
+    def spin_once(self, timeout: float = 0.05) -> None:
+        self.executor.spin_once(timeout_sec=timeout)
+
+    def call_trigger(self, service: str, timeout: float = 10.0) -> tuple[bool, str]:
+        client = self.node.create_client(Trigger, service)
+        try:
+            end = time.monotonic() + timeout
+            while not client.service_is_ready():
+                if time.monotonic() > end:
+                    return False, f'service {service} not available'
+                self.spin_once(0.05)
+            future = client.call_async(Trigger.Request())
+            while not future.done():
+                if time.monotonic() > end:
+                    return False, f'no answer from {service} within {timeout} s'
+                self.spin_once(0.05)
+            res = future.result()
+            return bool(res.success), res.message
+        finally:
+            self.node.destroy_client(client)
+
+    def value(self, node: str, key: str, default: str = '') -> str:
+        return self.diag.get(node, {}).get(key, default)
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)

@@ -1,0 +1,191 @@
+"""`hil run <system>`: bring up a system's node graph, drive it through a run, shut it down.
+
+The supervisor does the driving (autostart: configure + activate every managed node, request
+START before the first frame, STOP at `--duration` of sim time, frame-aligned); this command
+starts the processes, watches /hil/mode and /clock, prints progress, shuts everything down
+(no orphans) and prints a `key: value` summary. Exit code 0 for a clean run, 1 if the system
+went to FAULT, 2 if it could not run at all.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import pathlib
+import sys
+import tempfile
+import time
+
+import yaml
+
+from hil_nodes.cli.processes import ProcessGroup
+from hil_nodes.cli.run_client import RunClient
+from hil_nodes.system import NodeSpec, SystemError_, container_ros_args, inline_parameters, load_system, node_command
+
+RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder', managed=True)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser('run', help='run a system (hexafloat, space-iiwa, ...) on the mock hardware')
+    p.add_argument('system', help='system name (config/systems/<name>.yaml) or a YAML path')
+    p.add_argument('--duration', type=float, default=10.0, help='sim seconds before STOP (default 10)')
+    clock = p.add_mutually_exclusive_group()
+    clock.add_argument('--lockstep', dest='lockstep', action='store_true', default=True,
+                       help='advance sim time frame by frame with the controller (default; deterministic)')
+    clock.add_argument('--realtime', dest='lockstep', action='store_false', help='advance sim time with the wall clock')
+    p.add_argument('--time-scale', type=float, default=None,
+                   help='sim seconds per wall second (lockstep default: as fast as possible; realtime default 1)')
+    p.add_argument('--record', metavar='DIR', help='record a rosbag2 (mcap) under DIR')
+    p.add_argument('--isolated', action='store_true', help='one process per node instead of one process')
+    p.add_argument('--seed', type=int, default=0, help='seed of every random source (faults, loads, scripts)')
+    p.add_argument('--domain-id', type=int, default=None, help='ROS_DOMAIN_ID (default: $ROS_DOMAIN_ID or 0)')
+    p.add_argument('--network', action='store_true', help='let DDS discovery leave this machine (lab use)')
+    p.add_argument('--stall-timeout', type=float, default=30.0, help='wall seconds without sim progress before giving up')
+    p.add_argument('--quiet', action='store_true', help='no progress lines')
+    p.set_defaults(func=run)
+
+
+def _overrides(system, specs, args, bag_path) -> dict:
+    """Per-run parameter values for every node (a params file written next to the logs)."""
+    time_scale = args.time_scale if args.time_scale is not None else (0.0 if args.lockstep else 1.0)
+    params = {s.name: {} for s in specs}
+    for name, values in inline_parameters(specs).items():
+        params[name].update(values)
+    for spec in specs:
+        p = params[spec.name]
+        p.update({'use_sim_time': not spec.clock_owner, 'lockstep': args.lockstep, 'seed': args.seed})
+        if spec.clock_owner:
+            p['time_scale'] = float(time_scale)
+    managed = [s.name for s in specs if s.managed]
+    supervisor = params.setdefault('supervisor', {})
+    supervisor.update({'managed_nodes': managed, 'autostart': True, 'autostart_run': True,
+                       'run_duration': float(args.duration)})
+    monitored = [s.name for s in specs if not s.managed and s.name != 'supervisor']
+    if monitored:  # an empty list has no type in a params file
+        supervisor['monitored_nodes'] = monitored
+    if bag_path is not None:
+        params['recorder'].update({'bag_path': str(bag_path), 'topics': list(system.record_topics)})
+    return {name: {'ros__parameters': values} for name, values in params.items() if values}
+
+
+def _bag_path(args, system) -> pathlib.Path | None:
+    if not args.record:
+        return None
+    stamp = datetime.datetime.now().strftime('%Y%m%d_%H%M%S')
+    return pathlib.Path(args.record).expanduser().resolve() / f'{system.name}_{stamp}_seed{args.seed}'
+
+
+def run(args) -> int:
+    try:
+        system = load_system(args.system)
+    except SystemError_ as exc:
+        print(f'hil run: {exc}', file=sys.stderr)
+        return 2
+    bag_path = _bag_path(args, system)
+    specs = system.select(use_mock=True, extra=(RECORDER,) if bag_path else ())
+    domain = args.domain_id if args.domain_id is not None else int(os.environ.get('ROS_DOMAIN_ID', '0'))
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1')
+    if args.network:
+        env.pop('ROS_AUTOMATIC_DISCOVERY_RANGE', None)
+        env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'SUBNET'
+    else:
+        env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE=env['ROS_AUTOMATIC_DISCOVERY_RANGE'])
+    run_dir = pathlib.Path(tempfile.mkdtemp(prefix=f'hil_{system.name}_'))
+    overrides = run_dir / 'run_params.yaml'
+    overrides.write_text(yaml.safe_dump(_overrides(system, specs, args, bag_path), sort_keys=False))
+    group = ProcessGroup(run_dir / 'logs', env)
+    if args.isolated:
+        for spec in specs:
+            group.start(spec.name, node_command(spec, overrides))
+    else:
+        names = ','.join(s.name for s in specs if s is not RECORDER)
+        cmd = [sys.executable, '-m', 'hil_nodes.container', '--system', str(system.path), '--nodes', names]
+        if bag_path:
+            cmd += ['--extra-node', 'hil_nodes.recorder:recorder']
+        group.start('container', cmd + container_ros_args(specs, overrides))
+    client = RunClient(domain)
+    wall0 = time.monotonic()
+    outcome = 'error'
+    try:
+        outcome = _follow(client, group, args)
+        ok, message = client.call_trigger('/hil/shutdown', timeout=30.0)
+        if not ok:
+            print(f'hil run: shutdown: {message}', file=sys.stderr)
+        _drain(client)
+    except KeyboardInterrupt:
+        outcome = 'interrupted'
+    finally:
+        wall = time.monotonic() - wall0
+        killed = group.stop()
+        summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed)
+        client.close()
+    for key, value in summary.items():
+        print(f'{key}: {value}')
+    if outcome in ('error', 'interrupted'):
+        return 2
+    return 1 if outcome == 'fault' or int(summary['faults'] or 0) > 0 else 0
+
+
+def _follow(client: RunClient, group: ProcessGroup, args) -> str:
+    """Spin until the run ends: back to IDLE after it started, FAULT, dead process or stall."""
+    started = False
+    next_progress = time.monotonic() + 2.0
+    while True:
+        client.spin_once(0.05)
+        mode = client.mode
+        if mode and mode != 'IDLE':
+            started = True
+        if mode == 'FAULT':
+            print(f'hil run: FAULT: {_fault_reason(client)}', file=sys.stderr)
+            return 'fault'
+        if started and mode == 'IDLE':
+            return 'done'
+        dead = group.dead()
+        if dead:
+            print(f'hil run: process(es) exited early: {dead} (logs in {group.log_dir})', file=sys.stderr)
+            return 'error'
+        now = time.monotonic()
+        if now - client.last_clock_wall > args.stall_timeout:
+            print(f'hil run: no simulation progress for {args.stall_timeout:.0f} s (mode {mode or "unknown"}); '
+                  f'logs in {group.log_dir}', file=sys.stderr)
+            return 'error'
+        if not args.quiet and now >= next_progress:
+            next_progress = now + 2.0
+            print(f'[hil] sim {client.sim_time:7.2f} / {args.duration:.2f} s  mode {mode or "starting"}',
+                  file=sys.stderr, flush=True)
+
+
+def _drain(client: RunClient, seconds: float = 0.5) -> None:
+    """Let the last diagnostics in (they carry the counters of the summary)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        client.spin_once(0.05)
+
+
+def _fault_reason(client: RunClient) -> str:
+    return client.value('supervisor', 'fault_reason') or client.diag_messages.get('supervisor', 'see logs')
+
+
+def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed) -> dict:
+    hw = 'mock_hexapod' if 'mock_hexapod' in client.diag else next(
+        (n for n in client.diag if n.startswith('mock_')), '')
+    return {
+        'system': system.name,
+        'outcome': outcome,
+        'layout': 'isolated' if args.isolated else 'one-process',
+        'clock': 'lockstep' if args.lockstep else 'realtime',
+        'seed': args.seed,
+        'domain_id': domain,
+        'sim_time_s': f'{client.sim_time:.4f}',
+        'wall_time_s': f'{wall:.2f}',
+        'sim_per_wall': f'{client.sim_time / wall:.3f}' if wall > 0 else '0',
+        'frames': client.value(hw, 'frames', '0'),
+        'late_commands': client.value(hw, 'late_commands', '0'),
+        'rejected_commands': client.value(hw, 'rejected_commands', '0'),
+        'faults': client.value('supervisor', 'faults', '1' if outcome == 'fault' else '0'),
+        'fault_reason': _fault_reason(client) if outcome == 'fault' else '',
+        'modes': ' -> '.join(m for _, m in client.modes),
+        'bag': str(bag_path) if bag_path else '',
+        'logs': str(run_dir / 'logs'),
+        'killed_processes': ','.join(killed),
+    }

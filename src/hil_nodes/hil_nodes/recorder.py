@@ -1,0 +1,124 @@
+"""Recorder node: raw (serialized) subscriptions to a topic list -> rosbag2 (mcap) via rosbags.
+
+Messages are written as received (CDR bytes, no deserialization), time-stamped with the node
+clock (sim time in simulation, so a lockstep bag has the simulation's time axis). Topics are
+subscribed as soon as they appear in the graph, with the publisher's reliability/durability so
+latched topics (/hil/mode, /robot_description) are caught too. The bag is checkpointed every
+``checkpoint_period`` wall seconds, closed on deactivate/shutdown/SIGINT; a bag left by a killed
+recorder is repaired with ``hil_nodes.bag.recover_bag`` (``hil report`` does it automatically).
+"""
+from __future__ import annotations
+
+import importlib
+import pathlib
+
+from rclpy.clock import Clock, ClockType
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from hil_nodes.bag import CheckpointWriter
+from hil_nodes.base import ERROR, OK, REQUIRED, HilLifecycleNode, Param
+from hil_nodes.runner import main_for
+
+
+def message_class(type_name: str):
+    """'pkg/msg/Name' -> the rclpy message class."""
+    pkg, kind, name = type_name.split('/')
+    return getattr(importlib.import_module(f'{pkg}.{kind}'), name)
+
+
+class RecorderNode(HilLifecycleNode):
+    PARAMS = (
+        Param('bag_path', str, REQUIRED, 'directory of the rosbag2 to create (must not exist)',
+              check=lambda v: None if v else 'must not be empty'),
+        Param('topics', 'str[]', ['/joint_states', '/hil/mode'], 'topics to record',
+              check=lambda v: None if v and all(t.startswith('/') for t in v) else 'absolute topic names, at least one'),
+        Param('checkpoint_period', float, 1.0, 'wall seconds between checkpoints (flush + metadata)',
+              range=(0.05, 60.0)),
+        Param('discovery_period', float, 0.2, 'wall seconds between graph checks for new topics',
+              range=(0.01, 10.0)),
+    )
+
+    def __init__(self, node_name: str = 'recorder', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.bag: CheckpointWriter | None = None
+        self._subs = {}
+        self._timers = []
+
+    def configure_node(self) -> None:
+        path = pathlib.Path(self.p.bag_path).expanduser()
+        if path.exists():
+            raise ValueError(f"bag_path '{path}' exists already: choose a new directory")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.bag = CheckpointWriter(path)
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._timers = [self.create_timer(self.p.discovery_period, self._discover, clock=steady),
+                        self.create_timer(self.p.checkpoint_period, self._checkpoint, clock=steady)]
+
+    def _qos_for(self, topic: str) -> QoSProfile:
+        infos = self.get_publishers_info_by_topic(topic)
+        reliable = all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
+        latched = any(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
+        return QoSProfile(depth=1000,
+                          reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+                          durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
+
+    def _discover(self) -> None:
+        if not self.active or self.bag is None:
+            return
+        wanted = set(self.p.topics) - set(self._subs)
+        if not wanted:
+            return
+        for topic, types in self.get_topic_names_and_types():
+            if topic not in wanted or not self.get_publishers_info_by_topic(topic):
+                continue
+            type_name = types[0]
+            try:
+                cls = message_class(type_name)
+                self.bag.add_topic(topic, type_name)
+            except (ImportError, AttributeError, KeyError, ValueError) as exc:
+                self.status(ERROR, f'cannot record {topic} ({type_name}): {exc}')
+                self._subs[topic] = None
+                continue
+            self._subs[topic] = self.create_subscription(
+                cls, topic, lambda data, t=topic: self._write(t, data), self._qos_for(topic), raw=True)
+
+    def _write(self, topic: str, data: bytes) -> None:
+        if self.active and self.bag is not None and not self.bag.closed:
+            self.bag.write(topic, self.get_clock().now().nanoseconds, data)
+
+    def _checkpoint(self) -> None:
+        if self.bag is not None and not self.bag.closed:
+            self.bag.checkpoint()
+            counts = self.bag.counts()
+            self.status(OK, 'recording' if self.active else 'paused', bag=self.p.bag_path,
+                        messages=sum(counts.values()), topics=len(counts))
+
+    def deactivate_node(self) -> None:
+        self._checkpoint()
+
+    def _close(self) -> None:
+        if self.bag is not None and not self.bag.closed:
+            self.bag.close()
+        for sub in self._subs.values():
+            if sub is not None:
+                self.destroy_subscription(sub)
+        self._subs = {}
+        for timer in self._timers:
+            self.destroy_timer(timer)
+        self._timers = []
+
+    def cleanup_node(self) -> None:
+        self._close()
+
+    def error_node(self) -> None:
+        self._close()
+
+    def process_exit(self) -> None:
+        if self.bag is not None and not self.bag.closed:
+            self.bag.close()
+
+
+main = main_for(RecorderNode)
+
+if __name__ == '__main__':
+    main()

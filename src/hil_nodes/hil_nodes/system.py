@@ -1,0 +1,181 @@
+"""System descriptions (config/systems/<system>.yaml) -> the list of nodes to start.
+
+One reader serves both ways of starting a system: ``launch/hil.launch.py`` on lab machines
+(``launch_entries``) and the ``hil`` command here (``node_command`` / the container). No ROS
+import: the loader is tested on its own.
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+
+class SystemError_(ValueError):
+    """A system description that cannot be started; the message says which entry and why."""
+
+
+def repo_root() -> pathlib.Path:
+    """Directory holding config/, urdf/, launch/: $HIL_SUITE_ROOT, else the source checkout."""
+    env = os.environ.get('HIL_SUITE_ROOT')
+    if env:
+        return pathlib.Path(env).resolve()
+    here = pathlib.Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / 'config' / 'systems').is_dir():
+            return parent
+    cwd = pathlib.Path.cwd()
+    if (cwd / 'config' / 'systems').is_dir():
+        return cwd
+    raise SystemError_('cannot find the hil_suite config/ directory: set HIL_SUITE_ROOT')
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str
+    package: str
+    executable: str
+    params: tuple[pathlib.Path, ...] = ()
+    parameters: dict[str, Any] = field(default_factory=dict)
+    remappings: dict[str, str] = field(default_factory=dict)
+    managed: bool = True
+    sim_only: bool = False
+    clock_owner: bool = False
+
+    @property
+    def module(self) -> str:
+        return f'{self.package}.{self.executable}'
+
+
+@dataclass(frozen=True)
+class SystemDescription:
+    name: str
+    description: str
+    nodes: tuple[NodeSpec, ...]
+    path: pathlib.Path
+    record_topics: tuple[str, ...] = ('/joint_states', '/hil/mode', '/hil/events')
+
+    def select(self, use_mock: bool = True, extra: tuple[NodeSpec, ...] = ()) -> list[NodeSpec]:
+        """Nodes to start: sim-only nodes only with the mock hardware."""
+        return [n for n in self.nodes if use_mock or not n.sim_only] + list(extra)
+
+    def managed_names(self, use_mock: bool = True) -> list[str]:
+        return [n.name for n in self.select(use_mock) if n.managed]
+
+
+_KNOWN_KEYS = {'name', 'package', 'executable', 'params', 'parameters', 'remappings', 'managed',
+               'sim_only', 'clock_owner'}
+
+
+def system_path(name_or_path: str, root: pathlib.Path | None = None) -> pathlib.Path:
+    candidate = pathlib.Path(name_or_path)
+    if candidate.suffix in ('.yaml', '.yml') and candidate.exists():
+        return candidate.resolve()
+    root = root or repo_root()
+    path = root / 'config' / 'systems' / f'{name_or_path.replace("-", "_")}.yaml'
+    if not path.exists():
+        known = sorted(p.stem for p in (root / 'config' / 'systems').glob('*.yaml'))
+        raise SystemError_(f"unknown system '{name_or_path}' (known: {', '.join(known)})")
+    return path
+
+
+def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDescription:
+    """Read and validate a system description; parameter file paths become absolute."""
+    path = system_path(name_or_path, root)
+    root = root or repo_root()
+    data = yaml.safe_load(path.read_text()) or {}
+    entries = data.get('nodes')
+    if not isinstance(entries, list) or not entries:
+        raise SystemError_(f'{path}: "nodes" must be a non-empty list')
+    nodes, seen = [], set()
+    for i, entry in enumerate(entries):
+        where = f'{path.name}: nodes[{i}]'
+        if not isinstance(entry, dict):
+            raise SystemError_(f'{where} must be a mapping')
+        unknown = set(entry) - _KNOWN_KEYS
+        if unknown:
+            raise SystemError_(f'{where}: unknown keys {sorted(unknown)}')
+        for key in ('name', 'package', 'executable'):
+            if not isinstance(entry.get(key), str) or not entry[key]:
+                raise SystemError_(f'{where}: "{key}" is required')
+        if entry['name'] in seen:
+            raise SystemError_(f'{where}: duplicate node name {entry["name"]!r}')
+        seen.add(entry['name'])
+        params = []
+        for p in entry.get('params', []) or []:
+            full = (root / p).resolve()
+            if not full.exists():
+                raise SystemError_(f'{where} ({entry["name"]}): parameter file {p} does not exist')
+            params.append(full)
+        nodes.append(NodeSpec(
+            name=entry['name'], package=entry['package'], executable=entry['executable'],
+            params=tuple(params), parameters=dict(entry.get('parameters') or {}),
+            remappings=dict(entry.get('remappings') or {}), managed=bool(entry.get('managed', True)),
+            sim_only=bool(entry.get('sim_only', False)), clock_owner=bool(entry.get('clock_owner', False))))
+    record = data.get('record_topics') or list(SystemDescription.record_topics)
+    if not all(isinstance(t, str) and t.startswith('/') for t in record):
+        raise SystemError_(f'{path.name}: record_topics must be absolute topic names')
+    return SystemDescription(name=str(data.get('system', path.stem)),
+                             description=str(data.get('description', '')), nodes=tuple(nodes), path=path,
+                             record_topics=tuple(record))
+
+
+def node_ros_args(spec: NodeSpec, overrides_file: pathlib.Path | None = None) -> list[str]:
+    """`--ros-args` for one node in its own process: name, parameter files, remappings.
+    ``overrides_file`` (written by ``hil run``: the YAML's inline ``parameters`` and per-run
+    values such as use_sim_time) comes last and wins."""
+    args = ['--ros-args', '-r', f'__node:={spec.name}']
+    for p in spec.params:
+        args += ['--params-file', str(p)]
+    if overrides_file is not None:
+        args += ['--params-file', str(overrides_file)]
+    for src, dst in spec.remappings.items():
+        args += ['-r', f'{src}:={dst}']
+    return args
+
+
+def node_command(spec: NodeSpec, overrides_file: pathlib.Path | None = None) -> list[str]:
+    return [sys.executable, '-m', spec.module, *node_ros_args(spec, overrides_file)]
+
+
+def container_ros_args(specs: list[NodeSpec], overrides_file: pathlib.Path | None = None) -> list[str]:
+    """`--ros-args` for all nodes in one process: parameter files are keyed by node name, so they
+    can all be global; inline values and remappings become node-specific."""
+    args = ['--ros-args']
+    for spec in specs:
+        for p in spec.params:
+            args += ['--params-file', str(p)]
+    if overrides_file is not None:
+        args += ['--params-file', str(overrides_file)]
+    for spec in specs:
+        for src, dst in spec.remappings.items():
+            args += ['-r', f'{spec.name}:{src}:={dst}']
+    return args
+
+
+def inline_parameters(specs: list[NodeSpec]) -> dict[str, dict[str, Any]]:
+    """Inline `parameters:` of the YAML, keyed by node name (written into the overrides file)."""
+    return {s.name: dict(s.parameters) for s in specs if s.parameters}
+
+
+def launch_entries(system: SystemDescription, use_mock: bool = True,
+                   extra_parameters: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """What launch/hil.launch.py turns into launch_ros LifecycleNode/Node actions, one dict per
+    node: package, executable, name, parameters (files then dicts), remappings, managed."""
+    extra_parameters = extra_parameters or {}
+    out = []
+    for spec in system.select(use_mock):
+        parameters: list[Any] = [str(p) for p in spec.params]
+        inline = dict(spec.parameters)
+        inline.update(extra_parameters.get(spec.name, {}))
+        inline.update(extra_parameters.get('*', {}))
+        if inline:
+            parameters.append(inline)
+        out.append({'package': spec.package, 'executable': spec.executable, 'name': spec.name,
+                    'parameters': parameters, 'remappings': list(spec.remappings.items()),
+                    'managed': spec.managed})
+    return out

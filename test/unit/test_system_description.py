@@ -1,0 +1,66 @@
+"""System YAML -> node list: the function behind both `hil run` and launch/hil.launch.py."""
+import pathlib
+
+import pytest
+import yaml
+
+from hil_nodes.system import (SystemError_, container_ros_args, launch_entries, load_system,
+                              node_command, repo_root)
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_every_shipped_system_loads_and_names_existing_modules():
+    for path in (ROOT / 'config' / 'systems').glob('*.yaml'):
+        system = load_system(str(path))
+        assert system.nodes, path
+        for spec in system.nodes:
+            module_file = ROOT / 'src' / spec.package / spec.package / f'{spec.executable}.py'
+            assert module_file.exists(), f'{path.name}: {spec.name} -> {module_file} missing'
+            assert all(p.exists() for p in spec.params)
+        assert sum(s.clock_owner for s in system.nodes if s.sim_only) <= 1
+
+
+def test_hexafloat_launch_entries_follow_use_mock():
+    system = load_system('hexafloat')
+    assert repo_root() == ROOT
+    mock = launch_entries(system, use_mock=True, extra_parameters={'*': {'use_sim_time': True}})
+    real = launch_entries(system, use_mock=False, extra_parameters={'*': {'use_sim_time': False}})
+    names_mock = [e['name'] for e in mock]
+    names_real = [e['name'] for e in real]
+    assert 'mock_hexapod' in names_mock and 'mock_hexapod' not in names_real
+    assert set(names_real) < set(names_mock)
+    for e in mock:
+        assert e['parameters'][-1]['use_sim_time'] is True
+        assert all(pathlib.Path(p).exists() for p in e['parameters'][:-1])
+
+
+def test_process_arguments_name_the_node_and_pass_param_files(tmp_path):
+    system = load_system('hexafloat')
+    spec = system.nodes[0]
+    override = tmp_path / 'o.yaml'
+    cmd = node_command(spec, override)
+    assert cmd[1:3] == ['-m', spec.module]
+    assert f'__node:={spec.name}' in cmd
+    assert cmd.index(str(override)) > cmd.index(str(spec.params[0]))  # run values win
+    args = container_ros_args(list(system.nodes), override)
+    assert args[0] == '--ros-args' and args.count('--params-file') == sum(len(s.params) for s in system.nodes) + 1
+
+
+@pytest.mark.parametrize('content, message', [
+    ({'nodes': []}, 'non-empty'),
+    ({'nodes': [{'name': 'a', 'package': 'hil_sim'}]}, '"executable" is required'),
+    ({'nodes': [{'name': 'a', 'package': 'p', 'executable': 'e', 'colour': 1}]}, 'unknown keys'),
+    ({'nodes': [{'name': 'a', 'package': 'p', 'executable': 'e'}] * 2}, 'duplicate'),
+    ({'nodes': [{'name': 'a', 'package': 'p', 'executable': 'e', 'params': ['config/nope.yaml']}]}, 'does not exist'),
+])
+def test_bad_system_files_are_refused_with_the_entry_named(tmp_path, content, message):
+    path = tmp_path / 'bad.yaml'
+    path.write_text(yaml.safe_dump(content))
+    with pytest.raises(SystemError_, match=message):
+        load_system(str(path), root=ROOT)
+
+
+def test_unknown_system_lists_the_known_ones():
+    with pytest.raises(SystemError_, match='hexafloat'):
+        load_system('no_such_system')
