@@ -37,6 +37,7 @@ def add_parser(sub) -> None:
     p.add_argument('--record', metavar='DIR', help='record a rosbag2 (mcap) under DIR')
     p.add_argument('--isolated', action='store_true', help='one process per node instead of one process')
     p.add_argument('--seed', type=int, default=0, help='seed of every random source (faults, loads, scripts)')
+    p.add_argument('--scenario', help='config/scenarios/<system>/<NAME>.yaml: per-node parameter values of an experiment')
     p.add_argument('--domain-id', type=int, default=None, help='ROS_DOMAIN_ID (default: $ROS_DOMAIN_ID or 0)')
     p.add_argument('--network', action='store_true', help='let DDS discovery leave this machine (lab use)')
     p.add_argument('--stall-timeout', type=float, default=30.0, help='wall seconds without sim progress before giving up')
@@ -50,6 +51,8 @@ def _overrides(system, specs, args, bag_path) -> dict:
     params = {s.name: {} for s in specs}
     for name, values in inline_parameters(specs).items():
         params[name].update(values)
+    for name, values in scenario_parameters(system, args.scenario).items():
+        params.setdefault(name, {}).update(values)
     for spec in specs:
         p = params[spec.name]
         p.update({'use_sim_time': not spec.clock_owner, 'lockstep': args.lockstep, 'seed': args.seed})
@@ -67,6 +70,23 @@ def _overrides(system, specs, args, bag_path) -> dict:
     return {name: {'ros__parameters': values} for name, values in params.items() if values}
 
 
+def scenario_parameters(system, scenario: str | None) -> dict:
+    """{node: {param: value}} of a scenario file; unknown node names are refused."""
+    if not scenario:
+        return {}
+    path = system.path.parent.parent / 'scenarios' / system.name / f'{scenario}.yaml'
+    if not path.exists():
+        known = sorted(p.stem for p in path.parent.glob('*.yaml'))
+        raise SystemError_(f"unknown scenario '{scenario}' for {system.name} (known: {', '.join(known) or 'none'})")
+    data = yaml.safe_load(path.read_text()) or {}
+    nodes = {s.name for s in system.nodes} | {'recorder'}
+    values = data.get('parameters', {})
+    unknown = set(values) - nodes
+    if unknown:
+        raise SystemError_(f'{path.name}: parameters for unknown node(s) {sorted(unknown)}')
+    return values
+
+
 def _bag_path(args, system) -> pathlib.Path | None:
     if not args.record:
         return None
@@ -77,6 +97,7 @@ def _bag_path(args, system) -> pathlib.Path | None:
 def run(args) -> int:
     try:
         system = load_system(args.system)
+        scenario_parameters(system, args.scenario)
     except SystemError_ as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
@@ -119,6 +140,10 @@ def run(args) -> int:
         killed = group.stop()
         summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed)
         client.close()
+    if bag_path is not None and bag_path.exists():
+        # The run manifest next to the bag: what `hil report` needs to recompute the ideal motion.
+        manifest = {'summary': summary, 'scenario': args.scenario or '', 'parameters': yaml.safe_load(overrides.read_text())}
+        (bag_path / 'hil_run.yaml').write_text(yaml.safe_dump(manifest, sort_keys=False))
     for key, value in summary.items():
         print(f'{key}: {value}')
     if outcome in ('error', 'interrupted'):
@@ -171,6 +196,7 @@ def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, kil
         (n for n in client.diag if n.startswith('mock_')), '')
     return {
         'system': system.name,
+        'scenario': args.scenario or '',
         'outcome': outcome,
         'layout': 'isolated' if args.isolated else 'one-process',
         'clock': 'lockstep' if args.lockstep else 'realtime',
