@@ -1,0 +1,160 @@
+"""Joint trajectories as a ros2_control joint_trajectory_controller (JTC) takes them.
+
+Two pure pieces used by the mock drives (``hil_sim.mock_hexapod``):
+
+* :func:`validate_joint_trajectory` / :func:`order_joint_trajectory`: the checks a JTC does
+  before it accepts a command (joint names, sizes, finite values, strictly increasing
+  ``time_from_start``) plus the drive's own position/velocity limits. A command whose joint
+  set matches but whose order differs is reordered by name, as the JTC does.
+* :func:`sample_knots`: the setpoint between knots. With velocities the segment between two
+  knots is the cubic Hermite polynomial (what the JTC's spline interpolation does with
+  positions + velocities); without velocities it is linear (velocity = slope, no
+  acceleration), as the JTC does for position-only points. After the last knot the setpoint
+  holds the last position with zero velocity.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+
+def _as_points(values, n_points: int, what: str, allow_empty: bool):
+    """List of per-point arrays -> (n_points, n) float array, or None when every point is empty."""
+    rows = [np.asarray(v, dtype=float).ravel() for v in values]
+    if len(rows) != n_points:
+        return None, f'{what}: {len(rows)} entries for {n_points} points'
+    if allow_empty and all(r.size == 0 for r in rows):
+        return None, ''
+    return rows, ''
+
+
+def validate_joint_trajectory(joint_names: Sequence[str], expected_names: Sequence[str],
+                              times: Sequence[float], positions: Sequence[Sequence[float]],
+                              velocities: Sequence[Sequence[float]] | None = None,
+                              position_min=None, position_max=None,
+                              velocity_max=None) -> tuple[bool, str]:
+    """Check one trajectory command; return ``(True, '')`` or ``(False, reason)``.
+
+    ``times`` are the points' ``time_from_start`` in seconds; ``positions``/``velocities``
+    one sequence per point, in the order of ``joint_names`` (velocities may be empty for
+    every point). Limits, when given, are in the order of ``expected_names``.
+    """
+    names = list(joint_names)
+    expected = list(expected_names)
+    if len(names) != len(expected):
+        return False, f'wrong joint count: expected {len(expected)} joints, got {len(names)}'
+    seen = set()
+    for name in names:
+        if name in seen:
+            return False, f'duplicate joint name {name!r}'
+        seen.add(name)
+    unknown = [n for n in names if n not in set(expected)]
+    if unknown:
+        return False, f'unknown joint name(s) {unknown} (expected {expected})'
+    t = np.asarray(times, dtype=float).ravel()
+    if t.size == 0:
+        return False, 'trajectory has no points'
+    if not np.all(np.isfinite(t)):
+        return False, 'non-finite time_from_start'
+    if t[0] < 0.0:
+        return False, f'negative time_from_start {t[0]:.9g} s'
+    if t.size > 1 and np.any(np.diff(t) <= 0.0):
+        bad = int(np.argmax(np.diff(t) <= 0.0)) + 1
+        return False, (f'non-monotonic time_from_start: point {bad} at {t[bad]:.9g} s '
+                       f'does not follow {t[bad - 1]:.9g} s')
+    n = len(expected)
+    rows, problem = _as_points(positions, t.size, 'positions', allow_empty=False)
+    if problem:
+        return False, problem
+    for i, r in enumerate(rows):
+        if r.size != n:
+            return False, f'wrong joint count: point {i} has {r.size} positions for {n} joints'
+        if not np.all(np.isfinite(r)):
+            return False, f'non-finite (NaN/inf) position in point {i}'
+    vrows = None
+    if velocities is not None:
+        vrows, problem = _as_points(velocities, t.size, 'velocities', allow_empty=True)
+        if problem:
+            return False, problem
+        for i, r in enumerate(vrows or ()):
+            if r.size != n:
+                return False, f'wrong joint count: point {i} has {r.size} velocities for {n} joints'
+            if not np.all(np.isfinite(r)):
+                return False, f'non-finite (NaN/inf) velocity in point {i}'
+    order = [names.index(e) for e in expected]
+    p = np.asarray(rows)[:, order]
+    lo = None if position_min is None else np.asarray(position_min, dtype=float)
+    hi = None if position_max is None else np.asarray(position_max, dtype=float)
+    for i, row in enumerate(p):
+        for j, value in enumerate(row):
+            if (lo is not None and value < lo[j]) or (hi is not None and value > hi[j]):
+                return False, (f'position {value:.6g} of {expected[j]} in point {i} is beyond its limits '
+                               f'[{lo[j] if lo is not None else -np.inf:.6g}, '
+                               f'{hi[j] if hi is not None else np.inf:.6g}]')
+    if vrows is not None and velocity_max is not None:
+        v = np.asarray(vrows)[:, order]
+        vmax = np.asarray(velocity_max, dtype=float)
+        over = np.abs(v) > vmax
+        if np.any(over):
+            i, j = map(int, np.argwhere(over)[0])
+            return False, (f'velocity {v[i, j]:.6g} of {expected[j]} in point {i} exceeds '
+                           f'its limit {vmax[j]:.6g}')
+    return True, ''
+
+
+def order_joint_trajectory(joint_names: Sequence[str], expected_names: Sequence[str],
+                           positions, velocities=None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Reorder a *validated* command to ``expected_names``: (points, joints) arrays.
+
+    Velocities come back as None when the command carries none (position-only points)."""
+    names = list(joint_names)
+    order = [names.index(e) for e in expected_names]
+    p = np.asarray([np.asarray(r, dtype=float).ravel() for r in positions])[:, order]
+    v = None
+    if velocities is not None and len(velocities) and any(len(r) for r in velocities):
+        v = np.asarray([np.asarray(r, dtype=float).ravel() for r in velocities])[:, order]
+    return p, v
+
+
+def sample_knots(knot_t: np.ndarray, knot_p: np.ndarray, knot_v: np.ndarray | None,
+                 t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Setpoint position and velocity at times ``t`` (M,) from knots (K,), (K, n), (K, n)|None.
+
+    Knot times are inclusive (at a knot the knot's own velocity is returned). Before the
+    first knot its position is held; after the last, the last position with zero velocity
+    (a drive holds the end of its trajectory)."""
+    knot_t = np.asarray(knot_t, dtype=float)
+    knot_p = np.atleast_2d(np.asarray(knot_p, dtype=float))
+    t = np.asarray(t, dtype=float)
+    n_knots = knot_t.size
+    pos = np.empty((t.size, knot_p.shape[1]))
+    vel = np.zeros_like(pos)
+    if n_knots < 2:
+        pos[:] = knot_p[0]
+        return pos, vel
+    before = t < knot_t[0]
+    after = t > knot_t[-1]
+    pos[before] = knot_p[0]
+    pos[after] = knot_p[-1]
+    inside = ~(before | after)
+    if not np.any(inside):
+        return pos, vel
+    ti = t[inside]
+    seg = np.clip(np.searchsorted(knot_t, ti, side='right') - 1, 0, n_knots - 2)
+    t0, t1 = knot_t[seg], knot_t[seg + 1]
+    dt = (t1 - t0)[:, None]
+    s = ((ti - t0) / (t1 - t0))[:, None]
+    p0, p1 = knot_p[seg], knot_p[seg + 1]
+    if knot_v is None:
+        pos[inside] = p0 + s * (p1 - p0)
+        vel[inside] = (p1 - p0) / dt
+        return pos, vel
+    knot_v = np.atleast_2d(np.asarray(knot_v, dtype=float))
+    v0, v1 = knot_v[seg] * dt, knot_v[seg + 1] * dt   # tangents in the unit parameter
+    s2, s3 = s * s, s * s * s
+    h00, h10, h01, h11 = 2 * s3 - 3 * s2 + 1, s3 - 2 * s2 + s, -2 * s3 + 3 * s2, s3 - s2
+    d00, d10, d01, d11 = 6 * s2 - 6 * s, 3 * s2 - 4 * s + 1, -6 * s2 + 6 * s, 3 * s2 - 2 * s
+    pos[inside] = h00 * p0 + h10 * v0 + h01 * p1 + h11 * v1
+    vel[inside] = (d00 * p0 + d10 * v0 + d01 * p1 + d11 * v1) / dt
+    return pos, vel
