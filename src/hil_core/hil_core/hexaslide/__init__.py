@@ -20,3 +20,6 @@ __all__ = ['FKResult', 'ForwardKinematics', 'JOINT_NAMES', 'ROBOTS', 'HexaslideG
            'build_geometry', 'home_pose', 'load_geometry', 'INVALID_INPUT', 'NO_REAL_SOLUTION',
            'OK', 'PASSIVE_JOINT_RANGE', 'REASON_TEXT', 'SLIDER_STROKE', 'IKResult',
            'inverse_jacobian', 'inverse_kinematics', 'kinetostatic_index']
+from .workspace import box_corners, poses_from_offsets, random_poses, sinusoid_trajectory  # noqa: E402
+
+__all__ += ['box_corners', 'poses_from_offsets', 'random_poses', 'sinusoid_trajectory']

@@ -2,17 +2,26 @@
 
 Unknown: the TCP pose (p, R). Residual of leg i (closure of eq. 1, squared so it is defined
 everywhere, also where eq. 2 has no real root): ``f_i = |p + R b_i - c_i - q_abs_i u_i|^2 - l^2``.
-Its derivative with respect to the twist (v, w) is ``2 [L_i^T, (R b_i x L_i)^T]``: the rows of
-the analytic inverse Jacobian times ``2 L_i . u_i``.
+Its derivative with respect to the twist (v, w) (w in hexapod_base axes) is
+``2 [L_i^T, (R b_i x L_i)^T]``: the analytic inverse Jacobian rows times ``2 L_i . u_i``.
 
 * ``method='newton'``: Newton with that analytic Jacobian and a monotonic-descent factor
   (MGNR: the step is halved until ``|f|`` decreases), so it converges from far guesses;
 * ``method='jfmd'``: the Jacobian-free monotonic descent of seed 000 [Shen et al. 2016]: the
   same damped iteration with a forward-difference Jacobian (6 extra residual evaluations).
 
-Each solve starts from the last converged estimate (warm start) unless a guess is given;
-``converged`` is False with a ``reason`` when the tolerance is not met, and the warm-start
-state is then left untouched.
+Both keep the inverted Jacobian between iterations and between calls (chord / Shamanskii
+Newton) while its steps stay below ``refresh_step`` and contract fast enough that the next step
+is predicted below ``tol``; otherwise it is recomputed at the current iterate, so far from the
+solution the iteration is plain damped Newton. A warm-started solve along a 1 kHz trajectory
+then needs no inversion at all. ``chord=False`` recomputes it at least once per call.
+Convergence: the step computed from the residual at the current iterate is below ``tol`` in
+translation [m] and rotation [rad]; that last sub-tolerance correction is applied and not
+counted in ``iterations``. A solve that does not converge returns ``converged=False`` with a
+``reason`` and leaves the warm-start state untouched.
+
+Written with plain floats and at most one 6x6 numpy inversion per iteration: numpy's per-call overhead
+(about 1 us per operation) dominates at this size, see ``bench/fk.py``.
 """
 from __future__ import annotations
 
@@ -21,146 +30,209 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hil_core.rotations import matrix_to_quat, quat_to_matrix, rotvec_to_quat
-
 from .geometry import HexaslideGeometry
+
+# The chord contraction rate drifts as the iterate moves: refresh when the next step, predicted
+# from the last ratio, is within this factor of tol (keeps the 1 kHz warm start at <= 2 steps).
+_CHORD_SAFETY = 0.01
 
 
 @dataclass(frozen=True, eq=False)
 class FKResult:
-    pose: np.ndarray        # (7,) [x, y, z, qx, qy, qz, qw] last estimate
-    iterations: int         # Newton steps taken (the final, below-tolerance correction not counted)
+    pose: np.ndarray        # (7,) [x, y, z, qx, qy, qz, qw]; on failure the last good estimate
+    iterations: int         # steps taken (the final, below-tolerance correction not counted)
     converged: bool
-    residual: float         # max leg-length error | |L_i| - l | at the returned pose [m]
+    residual: float         # max leg-length error at the last evaluated iterate [m] (f_i / 2l)
     reason: str = ''        # why it did not converge ('' when converged)
 
 
-def _rodrigues(w0: float, w1: float, w2: float):
-    """Rotation matrix of the rotation vector w as nested tuples (plain floats: cheap)."""
-    th2 = w0 * w0 + w1 * w1 + w2 * w2
-    if th2 < 1e-16:
-        a, b = 1.0 - th2 / 6.0, 0.5 - th2 / 24.0
+def _quat_to_rot(x, y, z, w):
+    """Row-major rotation matrix of a unit quaternion as 9 plain floats."""
+    return (1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w),
+            2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w),
+            2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y))
+
+
+def _rotate_quat(wx, wy, wz, x, y, z, w):
+    """exp(wx, wy, wz) * (x, y, z, w), renormalised (rotation vector in base axes)."""
+    th2 = wx * wx + wy * wy + wz * wz
+    if th2 < 1e-12:
+        s, c = 0.5 - th2 / 48.0, 1.0 - th2 / 8.0        # sin(th/2)/th, cos(th/2) by Taylor
     else:
         th = math.sqrt(th2)
-        a, b = math.sin(th) / th, (1.0 - math.cos(th)) / th2
-    return np.array([[1 - b * (w1 * w1 + w2 * w2), -a * w2 + b * w0 * w1, a * w1 + b * w0 * w2],
-                     [a * w2 + b * w0 * w1, 1 - b * (w0 * w0 + w2 * w2), -a * w0 + b * w1 * w2],
-                     [-a * w1 + b * w0 * w2, a * w0 + b * w1 * w2, 1 - b * (w0 * w0 + w1 * w1)]])
+        s, c = math.sin(0.5 * th) / th, math.cos(0.5 * th)
+    ax, ay, az = wx * s, wy * s, wz * s
+    nx = c * x + ax * w + ay * z - az * y
+    ny = c * y - ax * z + ay * w + az * x
+    nz = c * z + ax * y - ay * x + az * w
+    nw = c * w - ax * x - ay * y - az * z
+    n = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
+    return nx * n, ny * n, nz * n, nw * n
 
 
 class ForwardKinematics:
     """Slider displacements (from home) -> TCP pose, warm-started (see module docstring)."""
 
     def __init__(self, geom: HexaslideGeometry, method: str = 'newton', tol: float = 1e-9,
-                 max_iter: int = 50, fd_step: float = 1e-7, max_halvings: int = 30):
+                 max_iter: int = 50, fd_step: float = 1e-7, max_halvings: int = 30,
+                 refresh_step: float = 1e-3, chord: bool = True):
         if method not in ('newton', 'jfmd'):
             raise ValueError(f"method must be 'newton' or 'jfmd', got {method!r}")
-        if not (tol > 0 and max_iter >= 1):
-            raise ValueError('tol must be > 0 and max_iter >= 1')
+        if not (tol > 0 and max_iter >= 1 and fd_step > 0):
+            raise ValueError('tol and fd_step must be > 0, max_iter >= 1')
         self.geom = geom
         self.method = method
         self.tol = float(tol)
         self.max_iter = int(max_iter)
         self.fd_step = float(fd_step)
         self.max_halvings = int(max_halvings)
-        self._b = np.array(geom.platform_joints)
-        self._u = np.array(geom.guide_directions)
-        self._c = np.array(geom.guide_origins)
+        self.refresh_step = float(refresh_step)
+        self.chord = bool(chord)
+        if np.any(np.abs(geom.platform_joints[:, 2]) > 0):
+            raise ValueError('the platform joints must lie in the TCP plane (b_z = 0)')
+        self._b = [(float(b[0]), float(b[1])) for b in geom.platform_joints]
+        self._u = [tuple(map(float, u)) for u in geom.guide_directions]
+        self._c = [tuple(map(float, c)) for c in geom.guide_origins]
+        self._qh = [float(v) for v in geom.q_home]
         self._l2 = geom.link_length ** 2
+        self._half_inv_l = 0.5 / geom.link_length
         self.reset()
 
     def reset(self, pose=None):
-        """Forget the warm start (next solve starts from ``pose`` or home)."""
+        """Forget the warm start: the next solve starts from ``pose`` (7,) or from home."""
         if pose is None:
-            self._p = np.array([0.0, 0.0, self.geom.home_height])
-            self._rot = np.eye(3)
-        else:
-            pose = np.asarray(pose, dtype=float)
-            self._p = pose[:3].copy()
-            self._rot = quat_to_matrix(pose[3:])
+            pose = (0.0, 0.0, self.geom.home_height, 0.0, 0.0, 0.0, 1.0)
+        pose = [float(v) for v in pose]
+        norm = math.sqrt(sum(v * v for v in pose[3:]))
+        if len(pose) != 7 or not all(map(math.isfinite, pose)) or norm < 1e-9:
+            raise ValueError('reset pose must be 7 finite values with a non-zero quaternion')
+        self._state = (*pose[:3], *(v / norm for v in pose[3:]))
+        self._jinv = None                           # inverse Jacobian kept for chord steps
 
     @property
     def last_pose(self) -> np.ndarray:
-        return np.concatenate([self._p, matrix_to_quat(self._rot)])
+        """The last converged estimate (the warm start of the next solve)."""
+        return np.array(self._state)
 
-    # --- residual and Jacobians ----------------------------------------------------------------
-    def _links(self, p, rot, base):
-        rb = self._b @ rot.T
-        return rb, p + rb - base
+    # --- residual and Jacobians --------------------------------------------------------------
+    def _eval(self, s, base, jac_rows=None):
+        """Residuals f_i at state s (px, py, pz, qx, qy, qz, qw); Jacobian rows if a list is given."""
+        px, py, pz = s[0], s[1], s[2]
+        r00, r01, _, r10, r11, _, r20, r21, _ = _quat_to_rot(s[3], s[4], s[5], s[6])
+        l2 = self._l2
+        f = []
+        for (bx, by), (cx, cy, cz) in zip(self._b, base):
+            rx, ry, rz = r00 * bx + r01 * by, r10 * bx + r11 * by, r20 * bx + r21 * by
+            lx, ly, lz = px + rx - cx, py + ry - cy, pz + rz - cz
+            f.append(lx * lx + ly * ly + lz * lz - l2)
+            if jac_rows is not None:
+                jac_rows.append((2 * lx, 2 * ly, 2 * lz, 2 * (ry * lz - rz * ly),
+                                 2 * (rz * lx - rx * lz), 2 * (rx * ly - ry * lx)))
+        return f
 
-    def _residual(self, p, rot, base):
-        _, links = self._links(p, rot, base)
-        return np.einsum('ij,ij->i', links, links) - self._l2
-
-    def _jacobian_fd(self, p, rot, base, f0):
-        jac = np.empty((6, 6))
+    def _jacobian(self, s, base, f0):
+        """Analytic (newton) or forward-difference (jfmd) Jacobian df/d(v, w) at s."""
+        if self.method == 'newton':
+            rows = []
+            self._eval(s, base, rows)
+            return np.array(rows)
         h = self.fd_step
+        cols = []
         for k in range(6):
             if k < 3:
-                pk = p.copy()
-                pk[k] += h
-                jac[:, k] = (self._residual(pk, rot, base) - f0) / h
+                sk = list(s)
+                sk[k] += h
             else:
                 w = [0.0, 0.0, 0.0]
                 w[k - 3] = h
-                jac[:, k] = (self._residual(p, _rodrigues(*w) @ rot, base) - f0) / h
-        return jac
+                sk = (s[0], s[1], s[2], *_rotate_quat(*w, *s[3:]))
+            cols.append([(a - b) / h for a, b in zip(self._eval(sk, base), f0)])
+        return np.array(cols).T
+
+    def _inverse(self, s, base, f):
+        try:
+            jinv = np.linalg.inv(self._jacobian(s, base, f))
+        except np.linalg.LinAlgError:
+            return None
+        return jinv if np.all(np.isfinite(jinv)) else None
+
+    @staticmethod
+    def _step(s, dx, lam):
+        return (s[0] + lam * dx[0], s[1] + lam * dx[1], s[2] + lam * dx[2],
+                *_rotate_quat(lam * dx[3], lam * dx[4], lam * dx[5], s[3], s[4], s[5], s[6]))
 
     # --- solver -------------------------------------------------------------------------------
     def solve(self, q, guess=None) -> FKResult:
-        q = np.asarray(q, dtype=float)
-        if q.shape != (6,) or not np.all(np.isfinite(q)):
-            return self._fail(0, 'invalid joint vector (need 6 finite values)')
+        """Pose for slider displacements ``q`` (6,), from ``guess`` or the last estimate."""
+        try:
+            q = [float(v) for v in q]
+        except (TypeError, ValueError):
+            return self._fail(0, 'invalid joint vector (need 6 finite values)', math.inf)
+        if len(q) != 6 or not all(map(math.isfinite, q)):
+            return self._fail(0, 'invalid joint vector (need 6 finite values)', math.inf)
+        s = self._state
+        jinv = self._jinv if self.chord else None
         if guess is not None:
-            guess = np.asarray(guess, dtype=float)
-            p, rot = guess[:3].copy(), quat_to_matrix(guess[3:])
-        else:
-            p, rot = self._p.copy(), self._rot.copy()
-        base = self._c + (self.geom.q_home + q)[:, None] * self._u
-        rb, links = self._links(p, rot, base)
-        f = np.einsum('ij,ij->i', links, links) - self._l2
-        merit = float(np.dot(f, f))
-        for it in range(self.max_iter + 1):
-            if self.method == 'newton':
-                jac = 2.0 * np.concatenate([links, np.cross(rb, links)], axis=1)
-            else:
-                jac = self._jacobian_fd(p, rot, base, f)
             try:
-                dx = np.linalg.solve(jac, -f)
-            except np.linalg.LinAlgError:
-                return self._fail(it, 'singular Jacobian')
-            if not np.all(np.isfinite(dx)):
-                return self._fail(it, 'singular Jacobian')
-            if max(abs(dx[0]), abs(dx[1]), abs(dx[2])) < self.tol and \
-                    max(abs(dx[3]), abs(dx[4]), abs(dx[5])) < self.tol:
-                p = p + dx[:3]
-                rot = _rodrigues(dx[3], dx[4], dx[5]) @ rot
-                return self._success(p, rot, base, it)
+                g = [float(v) for v in guess]
+                n = math.sqrt(g[3] * g[3] + g[4] * g[4] + g[5] * g[5] + g[6] * g[6])
+            except (TypeError, ValueError, IndexError):
+                g, n = [], 0.0
+            if len(g) != 7 or not all(map(math.isfinite, g)) or not n > 1e-9:
+                return self._fail(0, 'invalid guess pose', math.inf)
+            s = (g[0], g[1], g[2], g[3] / n, g[4] / n, g[5] / n, g[6] / n)
+            jinv = None
+        base = [(c[0] + (qh + qi) * u[0], c[1] + (qh + qi) * u[1], c[2] + (qh + qi) * u[2])
+                for c, u, qh, qi in zip(self._c, self._u, self._qh, q)]
+        f = self._eval(s, base)
+        merit = sum(v * v for v in f)
+        tol, prev = self.tol, math.inf
+        for it in range(self.max_iter + 1):
+            fresh = jinv is None
+            if fresh:
+                jinv = self._inverse(s, base, f)
+                if jinv is None:
+                    return self._fail(it, 'singular Jacobian', self._half_inv_l * max(map(abs, f)))
+            dx = (jinv @ f).tolist()
+            size = max(map(abs, dx))
+            # chord step with an old Jacobian: keep it only while it is small and contracts
+            # fast enough that the next step is predicted below tol; otherwise refresh (Newton)
+            if not fresh and size >= tol and (size > self.refresh_step or size * size >= _CHORD_SAFETY * tol * prev):
+                jinv, fresh = self._inverse(s, base, f), True
+                if jinv is None:
+                    return self._fail(it, 'singular Jacobian', self._half_inv_l * max(map(abs, f)))
+                dx = (jinv @ f).tolist()
+                size = max(map(abs, dx))
+            if size < tol:
+                self._state, self._jinv = self._step(s, dx, -1.0), jinv
+                return FKResult(pose=np.array(self._state), iterations=it, converged=True,
+                                residual=self._half_inv_l * max(map(abs, f)))
             if it == self.max_iter:
                 break
-            lam = 1.0
+            lam = -1.0
             for _ in range(self.max_halvings):
-                p_new = p + lam * dx[:3]
-                rot_new = _rodrigues(lam * dx[3], lam * dx[4], lam * dx[5]) @ rot
-                rb_new, links_new = self._links(p_new, rot_new, base)
-                f_new = np.einsum('ij,ij->i', links_new, links_new) - self._l2
-                merit_new = float(np.dot(f_new, f_new))
+                s_new = self._step(s, dx, lam)
+                f_new = self._eval(s_new, base)
+                merit_new = sum(v * v for v in f_new)
                 if merit_new < merit:
                     break
-                lam *= 0.5
+                if not fresh:                       # old (chord) Jacobian: refresh before damping
+                    jinv, fresh = self._inverse(s, base, f), True
+                    if jinv is None:
+                        return self._fail(it, 'singular Jacobian', self._half_inv_l * max(map(abs, f)))
+                    dx = (jinv @ f).tolist()
+                    size = max(map(abs, dx))
+                    continue
+                lam *= 0.5                          # monotonic-descent factor
             else:
-                return self._fail(it, 'no descent (monotonic-descent factor exhausted)')
-            p, rot, rb, links, f, merit = p_new, rot_new, rb_new, links_new, f_new, merit_new
-        return self._fail(self.max_iter, f'no convergence in {self.max_iter} iterations')
+                return self._fail(it, 'no descent (monotonic-descent factor exhausted)',
+                                  self._half_inv_l * max(map(abs, f)))
+            if size * -lam > self.refresh_step:
+                jinv = None                         # far from the solution: plain damped Newton
+            s, f, merit, prev = s_new, f_new, merit_new, size * -lam
+        return self._fail(self.max_iter, f'no convergence in {self.max_iter} iterations',
+                          self._half_inv_l * max(map(abs, f)))
 
-    def _success(self, p, rot, base, iterations) -> FKResult:
-        _, links = self._links(p, rot, base)
-        residual = float(np.max(np.abs(np.sqrt(np.einsum('ij,ij->i', links, links))
-                                       - self.geom.link_length)))
-        self._p, self._rot = p, rot
-        pose = np.concatenate([p, matrix_to_quat(rot)])
-        return FKResult(pose=pose, iterations=iterations, converged=True, residual=residual)
-
-    def _fail(self, iterations, reason) -> FKResult:
-        return FKResult(pose=self.last_pose, iterations=iterations, converged=False,
-                        residual=math.inf, reason=reason)
+    def _fail(self, iterations, reason, residual) -> FKResult:
+        return FKResult(pose=np.array(self._state), iterations=iterations, converged=False,
+                        residual=residual, reason=reason)

@@ -11,9 +11,9 @@ reconstruction used here (documented again in ``config/hexafloat_*.yaml``) is:
 * platform joint i at ``b_i = R_p (cos(alpha_k + side_i theta_p), sin(...), 0)`` in the TCP
   frame (joint plane = TCP plane), ``theta_p`` measured from the pair axis;
 * eq. 2 with the + root: the slider sits outboard of its platform joint (links do not cross
-  the centre). Of the 16 sign/offset combinations this is the one that keeps table 1 and the
-  + root of eq. 2 literally and reaches the whole table-3 box with a well-conditioned
-  inverse Jacobian (condition number 11 at home, < 30 on the box corners, full scale).
+  the centre). The alternatives the layout leaves open (theta_p split in two halves, joint
+  pairs between the guide pairs, the - root) either miss corners of the table-3 box, are badly
+  conditioned there, or cross all links under the platform (comparison in the yaml files).
 
 Slider joint values (``slider_1..6``) are displacements from home (CONTRACTS.md); the absolute
 guide coordinate is ``q_abs = q_home + q``.

@@ -88,7 +88,8 @@ def inverse_jacobian(geom: HexaslideGeometry, pose) -> np.ndarray:
 
     Differentiating ``|L_i|^2 = l^2`` with ``L_i = p + R b_i - c_i - q_abs_i u_i`` gives
     ``L_i . (v + w x R b_i - qdot_i u_i) = 0``, so row i is
-    ``[L_i^T, ((R b_i) x L_i)^T] / (L_i . u_i)`` (singular where ``L_i . u_i = sqrt(Delta_i) = 0``).
+    ``[L_i^T, ((R b_i) x L_i)^T] / (L_i . u_i)`` with ``L_i . u_i = -sqrt(Delta_i)`` (+ root of
+    eq. 2), singular where Delta_i = 0.
     ``pose`` (7,) gives (6, 6); (N, 7) gives (N, 6, 6). NaN where IK has no real solution.
     """
     arr = np.asarray(pose, dtype=float)
@@ -98,9 +99,9 @@ def inverse_jacobian(geom: HexaslideGeometry, pose) -> np.ndarray:
     du = np.einsum('nki,ki->nk', d, u)
     disc = du * du - np.einsum('nki,nki->nk', d, d) + geom.link_length ** 2
     with np.errstate(invalid='ignore'):
-        root = np.sqrt(disc)                  # = L_i . u_i
-    links = d - (du + root)[..., None] * u
-    jinv = np.concatenate([links, np.cross(rb, links)], axis=-1) / root[..., None]
+        root = np.sqrt(disc)
+    links = d - (du + root)[..., None] * u   # L_i . u_i = du - q_abs = -sqrt(Delta_i)
+    jinv = np.concatenate([links, np.cross(rb, links)], axis=-1) / -root[..., None]
     return jinv[0] if arr.ndim == 1 else jinv
 
 
