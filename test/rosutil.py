@@ -61,7 +61,8 @@ class NodeProcess:
         full_env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
                         PYTHONUNBUFFERED='1')
         full_env.update(env or {})
-        cmd = [sys.executable, '-m', module, *args]
+        # A module name runs as `python -m module`; a path to a .py file (test nodes) by path.
+        cmd = [sys.executable, *([module] if module.endswith('.py') else ['-m', module]), *args]
         if ros_args:
             cmd += ['--ros-args', *ros_args]
         self.cmd = cmd

@@ -7,6 +7,7 @@ package_name = 'hil_nodes'
 NODES = [
     'recorder',
     'container',
+    'supervisor',
 ]
 
 setup(

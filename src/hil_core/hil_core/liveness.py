@@ -1,0 +1,148 @@
+"""Bond-style liveness of the nodes a supervisor watches, in two clocks.
+
+Every node sends a heartbeat on a wall timer *and* on its node clock. The watcher records,
+per node, when it last received one in **both** of its own clocks (sim time and a steady wall
+clock) and declares the node dead when either age passes its timeout:
+
+* the **sim** age catches a death while simulated time runs faster than real time (0.5 s of
+  sim time may be a few wall milliseconds at a high time scale);
+* the **wall** age catches a death while simulated time stands still (lockstep waiting for a
+  command that a dead node will never send).
+
+Receipt times are used (not the sender's stamp) so that the two ages are measured in the
+watcher's clocks only: no comparison across clocks of different processes.
+
+Checking of a node starts once it has been seen, or, for nodes that must be alive (the managed
+ones after bring-up), from the moment ``arm`` is called. A dead node stays dead until it sends
+a heartbeat again. Pure logic: the caller passes the clock readings.
+
+A watcher that was itself stalled (no check for more than half the wall timeout: a starved
+CPU, a blocked executor) skips one check: heartbeats that arrived meanwhile may still wait in
+its queue, and its own stall is no proof that a peer died. The next check, one period later,
+sees those heartbeats; a node that really died is caught then.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass
+class Peer:
+    name: str
+    last_sim: float | None = None      # watcher's sim time at the last heartbeat (s)
+    last_wall: float | None = None     # watcher's steady time at the last heartbeat (s)
+    seen: bool = False
+    required: bool = False             # checked from arm() on even if never seen
+    dead_reason: str = ''
+    beats: int = 0
+
+
+def _finite(name: str, value: float) -> float:
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f'{name} must be finite, got {value}')
+    return value
+
+
+def normalize_name(name: str) -> str:
+    """'/ns/node' and 'ns/node' name the same node (heartbeats carry the fully qualified name)."""
+    return str(name).strip().strip('/')
+
+
+class LivenessMonitor:
+    """Heartbeat ages of a fixed set of nodes in sim and wall time (see the module docstring)."""
+
+    def __init__(self, names, timeout_sim: float, timeout_wall: float):
+        self.timeout_sim = _finite('timeout_sim', timeout_sim)
+        self.timeout_wall = _finite('timeout_wall', timeout_wall)
+        if self.timeout_sim <= 0 or self.timeout_wall <= 0:
+            raise ValueError('liveness timeouts must be positive')
+        self.peers: dict[str, Peer] = {}
+        for name in names:
+            key = normalize_name(name)
+            if not key:
+                raise ValueError('empty node name')
+            if key in self.peers:
+                raise ValueError(f'node {key} listed twice')
+            self.peers[key] = Peer(key)
+        self.armed = False
+        self.unknown_beats = 0
+        self.stalls = 0                    # checks skipped because the watcher itself stalled
+        self._last_check_wall: float | None = None
+
+    def beat(self, name: str, now_sim: float, now_wall: float) -> bool:
+        """Record a heartbeat of ``name`` received now; False if the node is not watched."""
+        peer = self.peers.get(normalize_name(name))
+        if peer is None:
+            self.unknown_beats += 1
+            return False
+        peer.last_sim = _finite('now_sim', now_sim)
+        peer.last_wall = _finite('now_wall', now_wall)
+        peer.seen = True
+        peer.beats += 1
+        peer.dead_reason = ''  # alive again (it may still need a new bring-up: the owner decides)
+        return True
+
+    def arm(self, now_sim: float, now_wall: float, required=()) -> None:
+        """Start checking. ``required`` nodes not seen yet get ``now`` as their last heartbeat,
+        so they are declared dead if none arrives within the timeouts."""
+        now_sim = _finite('now_sim', now_sim)
+        now_wall = _finite('now_wall', now_wall)
+        self.armed = True
+        self._last_check_wall = now_wall
+        for name in required:
+            peer = self.peers[normalize_name(name)]
+            peer.required = True
+            if peer.last_wall is None:
+                peer.last_sim, peer.last_wall = now_sim, now_wall
+
+    def ages(self, now_sim: float, now_wall: float) -> dict[str, tuple[float | None, float | None]]:
+        """Per node (sim age, wall age) in seconds; None for a node never seen nor armed."""
+        now_sim = _finite('now_sim', now_sim)
+        now_wall = _finite('now_wall', now_wall)
+        out = {}
+        for name, peer in self.peers.items():
+            if peer.last_wall is None:
+                out[name] = (None, None)
+                continue
+            if now_sim < peer.last_sim:
+                # Sim time went backwards (a restarted clock owner): restart the sim age
+                # from here rather than reporting a negative age.
+                peer.last_sim = now_sim
+            out[name] = (now_sim - peer.last_sim, max(0.0, now_wall - peer.last_wall))
+        return out
+
+    def check(self, now_sim: float, now_wall: float) -> list[tuple[str, str]]:
+        """Newly dead nodes as (name, reason); nothing before ``arm``."""
+        now_sim = _finite('now_sim', now_sim)
+        now_wall = _finite('now_wall', now_wall)
+        if not self.armed:
+            return []
+        previous, self._last_check_wall = self._last_check_wall, now_wall
+        if previous is not None and now_wall - previous > 0.5 * self.timeout_wall:
+            self.stalls += 1
+            return []
+        newly = []
+        for name, (age_sim, age_wall) in self.ages(now_sim, now_wall).items():
+            peer = self.peers[name]
+            if age_sim is None or peer.dead_reason:
+                continue
+            what = 'last heartbeat' if peer.seen else 'no heartbeat since bring-up'
+            if age_sim > self.timeout_sim:
+                peer.dead_reason = (f'node {name} is dead: {what} {age_sim:.3f} s ago in sim time '
+                                    f'(timeout {self.timeout_sim:g} s)')
+            elif age_wall > self.timeout_wall:
+                peer.dead_reason = (f'node {name} is dead: {what} {age_wall:.3f} s ago in wall time '
+                                    f'(timeout {self.timeout_wall:g} s)')
+            else:
+                continue
+            newly.append((name, peer.dead_reason))
+        return newly
+
+    def dead(self) -> dict[str, str]:
+        return {name: p.dead_reason for name, p in self.peers.items() if p.dead_reason}
+
+    def blocking_reason(self) -> str:
+        """Empty when every watched node is alive, else the dead nodes' reasons joined."""
+        return '; '.join(self.dead().values())

@@ -1,0 +1,149 @@
+"""Drive lifecycle transitions of other nodes without ever blocking the executor.
+
+The supervisor may share its process (and executor) with every node it manages: a blocking
+wait for a ``change_state`` answer would then deadlock the one-process container. So each
+transition is an asynchronous ``call_async``; a steady timer (running only while a sequence
+is in progress) moves on when the answer is in, and gives up on a service that does not
+appear within ``service_timeout`` or a transition not answered within ``transition_timeout``
+(both wall seconds).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from lifecycle_msgs.msg import Transition as TransitionMsg
+from lifecycle_msgs.srv import ChangeState
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+
+from hil_core.lifecycle_plan import TARGET_STATE, Step
+from hil_nodes import topics
+
+TRANSITION_IDS = {
+    'configure': TransitionMsg.TRANSITION_CONFIGURE,
+    'activate': TransitionMsg.TRANSITION_ACTIVATE,
+    'deactivate': TransitionMsg.TRANSITION_DEACTIVATE,
+    'cleanup': TransitionMsg.TRANSITION_CLEANUP,
+}
+
+
+@dataclass
+class SequenceResult:
+    kind: str
+    ok: bool
+    done: list[str] = field(default_factory=list)      # steps that succeeded, in order
+    failures: list[str] = field(default_factory=list)  # why steps failed
+
+    def summary(self) -> str:
+        text = f'{self.kind}: ' + (', '.join(self.done) if self.done else 'nothing to do')
+        if self.failures:
+            text += '; FAILED: ' + '; '.join(self.failures)
+        return text
+
+
+class LifecycleDriver:
+    """Runs one sequence of lifecycle steps at a time (see the module docstring).
+
+    ``on_state(node, label)`` is called after every successful transition with the node's new
+    primary state. A sequence either stops at the first failure (bring-up) or goes on with
+    the remaining steps (shutdown: bring down as much as possible).
+    """
+
+    def __init__(self, node: Node, names, service_timeout: float, transition_timeout: float,
+                 on_state: Callable[[str, str], None], poll_period: float = 0.01):
+        self._node = node
+        self.service_timeout = float(service_timeout)
+        self.transition_timeout = float(transition_timeout)
+        self._on_state = on_state
+        self._clients = {n: node.create_client(ChangeState, topics.lifecycle_service(n, 'change_state'))
+                         for n in names}
+        self._steps: list[Step] = []
+        self._result: SequenceResult | None = None
+        self._stop_on_failure = True
+        self._on_done: Callable[[SequenceResult], None] | None = None
+        self._phase = 'idle'           # idle | wait_service | call
+        self._future = None
+        self._deadline = 0.0
+        self._timer = node.create_timer(poll_period, self._tick,
+                                        clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._timer.cancel()           # runs only while a sequence is in progress
+
+    @property
+    def busy(self) -> bool:
+        return self._result is not None
+
+    @property
+    def current(self) -> str:
+        return str(self._steps[0]) if self._steps and self.busy else ''
+
+    def start(self, kind: str, steps: list[Step], on_done: Callable[[SequenceResult], None],
+              stop_on_failure: bool = True) -> None:
+        if self.busy:
+            raise RuntimeError(f'{self._result.kind} still in progress ({self.current})')
+        unknown = [s.node for s in steps if s.node not in self._clients]
+        if unknown:
+            raise ValueError(f'not a managed node: {unknown}')
+        self._steps = list(steps)
+        self._result = SequenceResult(kind, ok=True)
+        self._stop_on_failure = stop_on_failure
+        self._on_done = on_done
+        self._phase = 'idle'
+        self._timer.reset()
+        self._tick()
+
+    def _tick(self) -> None:
+        # Several steps may complete in one tick (answers already in): loop until we wait.
+        while self.busy:
+            if not self._steps:
+                self._finish()
+                return
+            step = self._steps[0]
+            now = time.monotonic()
+            if self._phase == 'idle':
+                self._phase, self._deadline = 'wait_service', now + self.service_timeout
+            if self._phase == 'wait_service':
+                client = self._clients[step.node]
+                if not client.service_is_ready():
+                    if now > self._deadline:
+                        self._fail(step, f'service {client.srv_name} not available after '
+                                         f'{self.service_timeout:g} s')
+                        continue
+                    return
+                req = ChangeState.Request()
+                req.transition.id = TRANSITION_IDS[step.transition]
+                self._future = client.call_async(req)
+                self._phase, self._deadline = 'call', now + self.transition_timeout
+            if self._phase == 'call':
+                if not self._future.done():
+                    if now > self._deadline:
+                        self._clients[step.node].remove_pending_request(self._future)
+                        self._fail(step, f'no answer within {self.transition_timeout:g} s')
+                        continue
+                    return
+                response = self._future.result()
+                self._future = None
+                if response is None or not response.success:
+                    self._fail(step, 'refused or failed by the node')
+                    continue
+                self._result.done.append(str(step))
+                self._on_state(step.node, TARGET_STATE[step.transition])
+                self._steps.pop(0)
+                self._phase = 'idle'
+
+    def _fail(self, step: Step, why: str) -> None:
+        self._result.ok = False
+        self._result.failures.append(f'{step.transition} of node {step.node}: {why}')
+        self._steps.pop(0)
+        self._phase = 'idle'
+        self._future = None
+        if self._stop_on_failure:
+            self._steps.clear()
+
+    def _finish(self) -> None:
+        result, on_done = self._result, self._on_done
+        self._result, self._on_done, self._phase = None, None, 'idle'
+        self._timer.cancel()
+        if on_done is not None:
+            on_done(result)

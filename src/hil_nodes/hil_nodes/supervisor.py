@@ -1,0 +1,367 @@
+"""Supervisor: lifecycle manager of a system's nodes, bond-style liveness, HIL mode machine
+and frame gate (seed 000 section 5: the primary state machine; seed 004: lockstep).
+
+A plain rclpy node (like nav2's lifecycle_manager: it drives the others, nobody drives it).
+Everything it does is asynchronous: it may share one executor with all the nodes it manages.
+See docs/supervisor.md for the modes, services and their refusal rules, liveness and frame gate.
+"""
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from lifecycle_msgs.msg import State, TransitionEvent
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
+                              ParameterUninitializedException)
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.task import Future
+from rosgraph_msgs.msg import Clock as ClockMsg
+from std_msgs.msg import Header, String
+from std_srvs.srv import Trigger
+
+from hil_core.lifecycle_plan import bring_up_plan, check_node_list, shutdown_plan
+from hil_core.liveness import LivenessMonitor
+from hil_core.modes import Event, HilMode, ModeMachine, Request, Transition
+from hil_core.timing import HIGH_LEVEL_PERIOD
+from hil_nodes import qos, topics
+from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param, ParameterError, _fmt
+from hil_nodes.convert import stamp_to_ns
+from hil_nodes.lifecycle_driver import LifecycleDriver, SequenceResult
+from hil_nodes.runner import run
+
+
+def _node_list(value) -> str | None:
+    try:
+        check_node_list(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+_LOCKSTEP = next(p for p in HilLifecycleNode.COMMON_PARAMS if p.name == 'lockstep')
+
+PARAMS = (
+    Param('managed_nodes', 'str[]', [], 'lifecycle nodes to configure then activate, in this order '
+          '(deactivated and cleaned up in reverse)', check=_node_list),
+    Param('monitored_nodes', 'str[]', [], 'nodes whose heartbeat is watched but whose lifecycle is '
+          'not driven', check=_node_list),
+    Param('autostart', bool, True, 'bring the managed nodes up at start'),
+    Param('autostart_run', bool, False, 'after an autostart bring-up, request START before the first frame'),
+    _LOCKSTEP,
+    Param('frame_period', float, HIGH_LEVEL_PERIOD, 'period of /hil/frame without lockstep (s, steady clock)',
+          range=(1e-4, 1.0)),
+    Param('run_duration', float, 0.0, 'sim time (s) at which a run is stopped, frame-aligned; 0: never',
+          range=(0.0, 1e7)),
+    Param('heartbeat_timeout_sim', float, 0.5, 'a node is dead after this long without heartbeat (sim s)',
+          range=(0.01, 600.0)),
+    Param('heartbeat_timeout_wall', float, 1.0, 'a node is dead after this long without heartbeat (wall s)',
+          range=(0.05, 600.0)),
+    Param('service_timeout', float, 30.0, 'wait for a node\'s change_state service (wall s)', range=(0.1, 600.0)),
+    Param('transition_timeout', float, 10.0, 'wait for a transition\'s answer (wall s)', range=(0.1, 600.0)),
+    Param('liveness_period', float, 0.02, 'period of the liveness check (wall s; also every /clock in lockstep)',
+          range=(0.005, 1.0)),
+    Param('diagnostics_period', float, 0.5, 'period of the status on /diagnostics (wall s)', range=(0.05, 10.0)),
+)
+
+_STOPPABLE = frozenset({HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RUNNING})
+
+
+class SupervisorNode(Node):
+    """See the module docstring. ``lifecycle`` is the system's bring-up state: 'manual'
+    (autostart off), 'bringing_up', 'up', 'bring_up_failed', 'shutting_down', 'down'."""
+
+    def __init__(self, node_name: str = 'supervisor', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.machine = ModeMachine()
+        self.p, self.param_problems = self._load_parameters()
+        self.managed = check_node_list(self.p.managed_nodes)
+        self.monitored = check_node_list(self.p.monitored_nodes)
+        watched = self.managed + [n for n in self.monitored if n not in self.managed]
+        self.states = {n: 'unknown' for n in watched}
+        self.liveness = LivenessMonitor(watched, self.p.heartbeat_timeout_sim, self.p.heartbeat_timeout_wall)
+        self.lifecycle = 'bringing_up' if self.p.autostart else 'manual'
+        self.bring_up_failure = ''
+        self.frames = 0
+        self.run_duration_reached = False
+        self.unknown_events = 0
+        self._duration_ns = int(round(self.p.run_duration * 1e9))
+        self._last_clock_ns: int | None = None
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+
+        self._mode_pub = self.create_publisher(String, topics.HIL_MODE, qos.latched())
+        self._frame_pub = self.create_publisher(Header, topics.HIL_FRAME, qos.stream(reliable=self.p.lockstep))
+        self._diag_pub = self.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
+        # Events before /clock: in one wait set the executor takes them first, so a frame
+        # reflects every event already received.
+        self.create_subscription(DiagnosticArray, topics.HIL_EVENTS, self._on_events, qos.command(100))
+        self.create_subscription(Header, topics.HIL_HEARTBEAT, self._on_heartbeat, 100)
+        for name in watched:
+            self.create_subscription(TransitionEvent, topics.lifecycle_service(name, 'transition_event'),
+                                     lambda msg, n=name: self._on_transition_event(n, msg), 10)
+        for request, name in ((Request.START, topics.HIL_START), (Request.STOP, topics.HIL_STOP),
+                              (Request.RESET, topics.HIL_RESET), (Request.ESTOP, topics.HIL_ESTOP)):
+            self.create_service(Trigger, name, lambda req, resp, r=request: self._on_request(r, resp))
+        # The shutdown answer waits for the whole sequence: its coroutine must not hold the
+        # default (mutually exclusive) group the sequence's own callbacks run in.
+        self.create_service(Trigger, topics.HIL_SHUTDOWN, self._on_shutdown,
+                            callback_group=ReentrantCallbackGroup())
+        if self.p.lockstep:
+            self.create_subscription(ClockMsg, topics.CLOCK, self._on_clock, qos.stream(reliable=True))
+        else:
+            self.create_timer(self.p.frame_period, self._on_frame_timer, clock=self._steady)
+        self.create_timer(self.p.liveness_period, self._check_liveness, clock=self._steady)
+        self.create_timer(self.p.diagnostics_period, self._publish_status, clock=self._steady)
+        self.driver = LifecycleDriver(self, self.managed, self.p.service_timeout, self.p.transition_timeout,
+                                      self._set_state)
+        self._publish_mode()
+        if self.param_problems:
+            self.lifecycle = 'bring_up_failed'
+            self.bring_up_failure = 'invalid parameters: ' + '; '.join(self.param_problems)
+            self._fault(self.bring_up_failure)
+        elif self.p.autostart:
+            self.driver.start('bring-up', bring_up_plan(self.managed), self._on_bring_up_done)
+        else:
+            self.liveness.arm(self._sim_now(), self._wall_now())
+
+    # --- parameters ---------------------------------------------------------------------------
+    def _load_parameters(self) -> tuple[SimpleNamespace, list[str]]:
+        """Declare and validate PARAMS; a bad value is replaced by its default and reported
+        (the node then stays in FAULT: it never runs a system with a parameter it rejected)."""
+        values, problems = {}, []
+        for p in PARAMS:
+            descriptor = ParameterDescriptor(description=p.description,
+                                             additional_constraints=p.constraints(), read_only=True)
+            try:
+                if isinstance(p.type, str):   # an empty list default has no type: declare the type
+                    self.declare_parameter(p.name, Parameter.Type.STRING_ARRAY, descriptor)
+                else:
+                    self.declare_parameter(p.name, p.default, descriptor)
+                try:
+                    raw = self.get_parameter(p.name).value
+                except ParameterUninitializedException:
+                    raw = p.default
+                values[p.name] = p.validate(raw)
+            except ParameterError as exc:
+                problems.append(str(exc))
+                values[p.name] = p.default
+            except (InvalidParameterTypeException, InvalidParameterValueException) as exc:
+                problems.append(f"parameter '{p.name}': {exc}")   # e.g. an int given for a float
+                values[p.name] = p.default
+        overlap = set(check_node_list(values['managed_nodes'])) & set(check_node_list(values['monitored_nodes'])) \
+            if not problems else set()
+        if overlap:
+            problems.append(f"parameters 'managed_nodes' and 'monitored_nodes' both list {sorted(overlap)}")
+        for problem in problems:
+            self.get_logger().error(problem)
+        return SimpleNamespace(**values), problems
+
+    # --- clocks ---------------------------------------------------------------------------------
+    def _sim_now(self) -> float:
+        ns = self.get_clock().now().nanoseconds
+        if self._last_clock_ns is not None:
+            ns = max(ns, self._last_clock_ns)  # the gate may see a /clock before the time source
+        return ns * 1e-9
+
+    def _wall_now(self) -> float:
+        return time.monotonic()
+
+    # --- lifecycle management ---------------------------------------------------------------------
+    def _set_state(self, node: str, label: str) -> None:
+        self.states[node] = label
+
+    def _on_bring_up_done(self, result: SequenceResult) -> None:
+        self.get_logger().info(result.summary())
+        if not result.ok:
+            self.lifecycle = 'bring_up_failed'
+            self.bring_up_failure = '; '.join(result.failures)
+            self._fault(f'bring-up failed: {self.bring_up_failure}')
+            return
+        self.lifecycle = 'up'
+        self.liveness.arm(self._sim_now(), self._wall_now(), required=self.managed)
+        if self.p.autostart_run:
+            self._apply(Request.START)  # before the first frame: the run starts at t_0
+
+    async def _on_shutdown(self, request, response):
+        if self.driver.busy:
+            response.success = False
+            response.message = f'busy: {self.driver.current} in progress'
+            return response
+        self.lifecycle = 'shutting_down'
+        self.liveness.armed = False       # nodes going away now are not a fault
+        dead = self.liveness.dead()
+        states = {n: ('dead' if n in dead else s) for n, s in self.states.items()}
+        steps, notes = shutdown_plan(self.managed, states)
+        done = Future()
+        self.driver.start('shutdown', steps, done.set_result, stop_on_failure=False)
+        result: SequenceResult = await done
+        self.lifecycle = 'down'
+        response.success = result.ok
+        response.message = result.summary() + ''.join(f'; {n}' for n in notes)
+        self.get_logger().info(response.message)
+        self._publish_status()
+        return response
+
+    def _on_transition_event(self, node: str, msg: TransitionEvent) -> None:
+        self.states[node] = msg.goal_state.label
+        if node not in self.managed or self.lifecycle not in ('up', 'manual'):
+            return
+        goal, start = msg.goal_state.id, msg.start_state.id
+        if goal == State.TRANSITION_STATE_ERRORPROCESSING:
+            self._fault(f'managed node {node} entered ErrorProcessing during {msg.transition.label or "a transition"}')
+        elif goal == State.PRIMARY_STATE_FINALIZED:
+            self._fault(f'managed node {node} was finalized')
+        elif self.lifecycle == 'up' and start == State.PRIMARY_STATE_ACTIVE:
+            self._fault(f'managed node {node} left the active state ({msg.transition.label}) while the system is up')
+
+    # --- liveness ---------------------------------------------------------------------------------
+    def _on_heartbeat(self, msg: Header) -> None:
+        self.liveness.beat(msg.frame_id, self._sim_now(), self._wall_now())
+
+    def _check_liveness(self) -> None:
+        if self.lifecycle in ('shutting_down', 'down'):
+            return
+        for _, reason in self.liveness.check(self._sim_now(), self._wall_now()):
+            self._fault(reason)
+
+    def _blocking_fault(self) -> str:
+        """Why the system cannot leave FAULT now (empty: it can)."""
+        reasons = []
+        if self.lifecycle == 'bring_up_failed':
+            reasons.append(self.bring_up_failure if self.param_problems
+                           else f'bring-up failed: {self.bring_up_failure}')
+        elif self.lifecycle in ('bringing_up', 'shutting_down', 'down'):
+            reasons.append(f'system is {self.lifecycle.replace("_", " ")}')
+        dead = self.liveness.blocking_reason()
+        if dead:
+            reasons.append(dead)
+        if self.lifecycle == 'up':
+            reasons += [f'managed node {n} is {self.states[n]}' for n in self.managed
+                        if self.states[n] != 'active']
+        return '; '.join(reasons)
+
+    # --- mode machine -----------------------------------------------------------------------------
+    def _apply(self, request: Request) -> Transition:
+        mode = self.machine.mode
+        if request is Request.START and self.lifecycle not in ('up', 'manual'):
+            t = Transition(False, mode, mode, f'start refused: system is {self.lifecycle.replace("_", " ")}')
+        elif request is Request.RESET:
+            t = self.machine.request(request, blocking_fault=self._blocking_fault())
+        else:
+            t = self.machine.request(request)
+        self._after(t, f'request {request.value}')
+        return t
+
+    def _on_request(self, request: Request, response):
+        t = self._apply(request)
+        response.success = t.accepted
+        response.message = t.reason
+        return response
+
+    def _fault(self, reason: str) -> None:
+        self._after(self.machine.fault(reason), 'fault')
+
+    def _on_events(self, msg: DiagnosticArray) -> None:
+        for status in msg.status:
+            try:
+                event = Event(status.name)
+            except ValueError:
+                self.unknown_events += 1
+                self.get_logger().warning(f'unknown event {status.name!r} from {status.hardware_id!r} ignored',
+                                          throttle_duration_sec=5.0)
+                continue
+            who = status.hardware_id or 'unknown node'
+            if event is Event.FAULT:
+                t = self.machine.fault(f'{who}: {status.message or "fault reported"}')
+            else:
+                t = self.machine.event(event)
+            self._after(t, f'event {event.value} from {who}')
+
+    def _after(self, t: Transition, what: str) -> None:
+        log = self.get_logger()
+        if t.changed:
+            text = f'{what}: {t.previous.value} -> {t.mode.value} ({t.reason})'
+            # one call site per severity: rclpy's logger refuses two severities at one site
+            if t.mode is HilMode.FAULT:
+                log.error(text)
+            else:
+                log.info(text)
+            self._publish_mode()
+            self._publish_status()
+        elif not t.accepted:
+            log.info(f'{what}: {t.reason}')
+
+    def _publish_mode(self) -> None:
+        self._mode_pub.publish(String(data=self.machine.mode.value))
+
+    # --- frame gate -------------------------------------------------------------------------------
+    @property
+    def gate_open(self) -> bool:
+        """No frame before an autostart bring-up has finished (succeeded or failed)."""
+        return self.lifecycle != 'bringing_up'
+
+    def _on_clock(self, msg: ClockMsg) -> None:
+        t_ns = stamp_to_ns(msg.clock)
+        self._last_clock_ns = t_ns
+        self._check_liveness()
+        if self.gate_open:
+            self._frame(msg.clock, t_ns)
+
+    def _on_frame_timer(self) -> None:
+        if self.gate_open:
+            now = self.get_clock().now()
+            self._frame(now.to_msg(), now.nanoseconds)
+
+    def _frame(self, stamp, t_ns: int) -> None:
+        if self._duration_ns > 0 and not self.run_duration_reached and t_ns >= self._duration_ns:
+            self.run_duration_reached = True
+            if self.machine.mode in _STOPPABLE:
+                self._apply(Request.STOP)
+            else:
+                self.get_logger().info(f'run_duration reached in mode {self.machine.mode.value}: nothing to stop')
+        self._frame_pub.publish(Header(stamp=stamp, frame_id=self.machine.mode.value))
+        self.frames += 1
+
+    # --- diagnostics ------------------------------------------------------------------------------
+    def _publish_status(self) -> None:
+        mode = self.machine.mode
+        values = {'mode': mode.value, 'fault_reason': self.machine.fault_reason,
+                  'faults': self.machine.fault_count, 'lifecycle': self.lifecycle,
+                  'frames': self.frames, 'run_duration_reached': self.run_duration_reached,
+                  'unknown_events': self.unknown_events}
+        ages = self.liveness.ages(self._sim_now(), self._wall_now())
+        dead = self.liveness.dead()
+        for name, state in self.states.items():
+            age_sim, age_wall = ages[name]
+            values[f'state:{name}'] = state
+            values[f'heartbeat_age:{name}'] = 'never' if age_wall is None else f'{age_wall:.3f}'
+            values[f'heartbeat_age_sim:{name}'] = 'never' if age_sim is None else f'{age_sim:.3f}'
+            values[f'alive:{name}'] = name not in dead
+        if mode is HilMode.FAULT or self.lifecycle == 'bring_up_failed':
+            level, message = ERROR, f'FAULT: {self.machine.fault_reason}'
+        elif self.lifecycle == 'bringing_up':
+            level, message = WARN, f'bringing up: {self.driver.current}'
+        else:
+            level, message = OK, mode.value
+        msg = DiagnosticArray()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        status = DiagnosticStatus(level=level, name=self.get_fully_qualified_name(),
+                                  message=message, hardware_id=self.get_name())
+        status.values = [KeyValue(key=k, value=_fmt(v)) for k, v in values.items()]
+        msg.status = [status]
+        self._diag_pub.publish(msg)
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the supervisor standalone (python -m hil_nodes.supervisor / ros2 run)."""
+    return run([SupervisorNode], args)
+
+
+main.node_class = SupervisorNode  # the one-process container builds nodes from it
+
+if __name__ == '__main__':
+    main()
