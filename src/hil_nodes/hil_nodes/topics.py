@@ -37,8 +37,10 @@ PLANNER_MARKERS = '/planner/workspace_markers'     # visualization_msgs/MarkerAr
 HEXAPOD_JOINT_TRAJECTORY = '/hexapod_controller/joint_trajectory'  # trajectory_msgs/JointTrajectory (ros2_control JTC)
 KINEMATICS_TCP_POSE = '/kinematics/tcp_pose'       # geometry_msgs/PoseStamped, estimated by forward kinematics
 KINEMATICS_MARKERS = '/kinematics/markers'         # visualization_msgs/MarkerArray: legs and platform
-KINEMATICS_FK = '/kinematics/forward'              # service (see kinematics node)
-KINEMATICS_IK = '/kinematics/inverse'              # service (see kinematics node)
+KINEMATICS_FK_REQUEST = '/kinematics/forward/request'    # sensor_msgs/JointState: FK query, header.stamp = correlation id
+KINEMATICS_FK_RESPONSE = '/kinematics/forward/response'  # geometry_msgs/PoseStamped, request's stamp; frame_id 'error: ...' + NaN if none
+KINEMATICS_IK_REQUEST = '/kinematics/inverse/request'    # geometry_msgs/PoseStamped: IK query, header.stamp = correlation id
+KINEMATICS_IK_RESPONSE = '/kinematics/inverse/response'  # sensor_msgs/JointState, request's stamp; frame_id 'error: ...' + NaN if none
 
 # --- scenario 2: space manipulator on the iiwa -------------------------------------------
 VELOCITY_COMMANDS = '/velocity_controller/commands'  # std_msgs/Float64MultiArray (ros2_control forward_command_controller)
