@@ -5,6 +5,7 @@ package_name = 'hil_nodes'
 # One console script per node module: `ros2 run hil_nodes <node>` on lab machines,
 # `python -m hil_nodes.<node>` here. Keep in sync with hil_nodes/*.py (test_layout checks it).
 NODES = [
+    'admittance',
     'recorder',
     'container',
     'supervisor',
