@@ -1,64 +1,20 @@
-"""Supervisor over real DDS: bring-up order, shutdown, refusals, event-driven modes, liveness
-(a SIGKILLed node process -> FAULT within 1 s of sim time), frame gate, run_duration, latching.
-
-Managed nodes are small HilLifecycleNodes (test/nodes/dummy_managed.py), in this process
-(the one-process layout: the supervisor must never block the shared executor) or spawned.
+"""Supervisor over real DDS: bring-up order, reverse shutdown (also during bring-up), refusals
+with reasons, event-driven modes, a node leaving active, invalid parameters, /hil/mode latched,
+the standalone process with config/supervisor.yaml, and the one-process EventsExecutor layout.
+Clock-driven behaviour (frame gate, run_duration, liveness kill) is in test_supervisor_clock_node.py.
 """
-import importlib.util
 import pathlib
 import time
 
 import pytest
-from builtin_interfaces.msg import Time
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
-from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
 from hil_nodes import qos, topics
 from hil_nodes.supervisor import SupervisorNode
-
-_DUMMY_PATH = pathlib.Path(__file__).resolve().parents[1] / 'nodes' / 'dummy_managed.py'
-_spec = importlib.util.spec_from_file_location('dummy_managed', _DUMMY_PATH)
-_dummy = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_dummy)
-DummyManaged = _dummy.DummyManaged
-
-# Generous wall timeout in tests that are not about liveness: a loaded CI machine must not
-# make a live in-process node look dead.
-CALM = {'heartbeat_timeout_wall': 10.0, 'heartbeat_timeout_sim': 10.0}
-
-
-def supervisor(ros, **params) -> SupervisorNode:
-    overrides = [Parameter(k, value=v) for k, v in params.items()]
-    return ros.add_node(SupervisorNode(context=ros.context, parameter_overrides=overrides))
-
-
-def dummies(ros, names, journal=None, **params):
-    overrides = [Parameter(k, value=v) for k, v in params.items()]
-    record = (lambda node, transition: journal.append((node, transition))) if journal is not None else None
-    return [ros.add_node(DummyManaged(n, journal=record, context=ros.context, parameter_overrides=overrides))
-            for n in names]
-
-
-def trigger(ros, service):
-    res = ros.call(Trigger, service, timeout=30.0)
-    return res.success, res.message
-
-
-def publish_event(ros, pub, name, who='test_motion', message=''):
-    msg = DiagnosticArray()
-    msg.status = [DiagnosticStatus(name=name, hardware_id=who, message=message)]
-    pub.publish(msg)
-
-
-def wait_mode(ros, sup, mode, timeout=10.0):
-    ros.spin_until(lambda: sup.machine.mode.value == mode, timeout, f'mode {mode} (now {sup.machine.mode.value})')
-
-
-def stamp(ns: int) -> Time:
-    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+from supervisor_fixtures import CALM, DummyManaged, dummies, publish_event, supervisor, trigger, wait_mode
 
 
 def test_bring_up_in_order_then_shutdown_in_reverse(ros):
@@ -106,6 +62,18 @@ def test_missing_node_times_out_to_fault_and_no_frame_before(ros):
     assert 'not available' in sup.machine.fault_reason
     ros.spin_until(lambda: frames, 10.0, 'frames once bring-up ended')
     assert frames[-1].frame_id == 'FAULT'              # producers hold on it
+
+
+def test_shutdown_during_bring_up_aborts_it_cleanly(ros):
+    journal = []
+    dummies(ros, ['a'], journal)
+    sup = supervisor(ros, managed_nodes=['a', 'ghost', 'b'], **CALM)
+    ros.spin_until(lambda: sup.driver.current == 'configure ghost', 20.0, 'waiting for the ghost service')
+    ok, message = trigger(ros, topics.HIL_SHUTDOWN)
+    assert ok, message
+    assert message.startswith('bring-up aborted; shutdown: cleanup a') and 'ghost skipped' in message
+    assert journal == [('a', 'configure'), ('a', 'cleanup')]
+    assert sup.machine.mode.value == 'IDLE' and sup.lifecycle == 'down'
 
 
 def test_requests_refused_with_reasons_and_events_drive_the_modes(ros):
@@ -195,114 +163,79 @@ def test_invalid_parameters_keep_the_supervisor_in_fault(ros):
     assert not ok and 'heartbeat_timeout_sim' in message
 
 
-def _first_frame(ros, clock_pub, frames, t_ns=0, timeout=20.0):
-    """Publish /clock = t until the gate answers: repeats of one time are legitimate (the mock
-    re-publishes t_0 until the first command) and absorb DDS discovery."""
-    end = time.monotonic() + timeout
-    while not frames:
-        assert time.monotonic() < end, 'no /hil/frame for /clock'
-        clock_pub.publish(Clock(clock=stamp(t_ns)))
-        ros.spin_for(0.05)
+@pytest.mark.parametrize('params, needle', [
+    ({'managed_nodes': ['a'], 'monitored_nodes': ['a']}, 'both list'),
+    ({'monitored_nodes': ['supervisor']}, 'the supervisor itself'),
+    ({'frame_period': float('nan')}, "'frame_period' must be finite"),
+    ({'heartbeat_timeout_wall': float('inf')}, "'heartbeat_timeout_wall' must be finite"),
+    ({'autostart': 'yes'}, "'autostart'"),
+])
+def test_more_invalid_parameters(ros, params, needle):
+    sup = supervisor(ros, **params)
+    assert sup.machine.mode.value == 'FAULT' and needle in sup.machine.fault_reason
+    assert sup.lifecycle == 'bring_up_failed'
 
 
-def _step(ros, clock_pub, frames, t_ns):
-    n = len(frames)
-    clock_pub.publish(Clock(clock=stamp(t_ns)))
-    ros.spin_until(lambda: len(frames) > n, 10.0, f'frame for /clock {t_ns} ns')
-    assert len(frames) == n + 1, 'exactly one frame per /clock message'
-    return frames[-1]
+CONFIG = pathlib.Path(__file__).resolve().parents[2] / 'config' / 'supervisor.yaml'
 
 
-def test_frame_gate_one_frame_per_clock_and_run_duration_is_frame_aligned(ros):
-    frames = ros.collect(Header, topics.HIL_FRAME, qos.stream(True))
-    clock_pub = ros.node.create_publisher(Clock, topics.CLOCK, qos.stream(True))
-    events = ros.node.create_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
-    sup = supervisor(ros, lockstep=True, use_sim_time=True, autostart_run=True, run_duration=0.01, **CALM)
-    _first_frame(ros, clock_pub, frames)
-    # START was applied before the first frame: a lockstep run starts deterministically at t_0.
-    assert all(f.frame_id == 'HOMING' for f in frames)
-    assert all((f.stamp.sec, f.stamp.nanosec) == (0, 0) for f in frames)
-    ros.wait_for_subscribers(topics.HIL_EVENTS)
-    publish_event(ros, events, 'homed')
-    publish_event(ros, events, 'synchronized')
-    wait_mode(ros, sup, 'RUNNING')
-    period = 2_500_000
-    expected = []
-    for k in (1, 1, 2, 3, 4, 5):   # a repeated time gets its own frame too (late joiners)
-        f = _step(ros, clock_pub, frames, k * period)
-        expected.append((k * period, 'RUNNING' if k * period < 10_000_000 else 'RETURNING_HOME'))
-        assert (f.stamp.sec * 10**9 + f.stamp.nanosec, f.frame_id) == expected[-1]
-    assert sup.run_duration_reached
-    count = len(frames)
-    ros.spin_for(0.2)
-    assert len(frames) == count, 'no frame without a /clock message in lockstep'
+def test_standalone_process_with_params_file(ros):
+    """`python -m hil_nodes.supervisor --ros-args --params-file config/supervisor.yaml`: the
+    runner's EventsExecutor drives bring-up and the (awaiting) shutdown service."""
+    journal = []
+    dummies(ros, ['a', 'b'], journal)
+    diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 50)
+    proc = ros.spawn('hil_nodes.supervisor', ['--params-file', str(CONFIG), '-p', 'managed_nodes:=[a, b]',
+                                              '-p', 'heartbeat_timeout_wall:=10.0'])
 
-
-def test_run_duration_ignored_while_already_returning(ros):
-    frames = ros.collect(Header, topics.HIL_FRAME, qos.stream(True))
-    clock_pub = ros.node.create_publisher(Clock, topics.CLOCK, qos.stream(True))
-    events = ros.node.create_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
-    sup = supervisor(ros, lockstep=True, use_sim_time=True, autostart_run=True, run_duration=0.005, **CALM)
-    _first_frame(ros, clock_pub, frames)
-    ros.wait_for_subscribers(topics.HIL_EVENTS)
-    for name in ('homed', 'synchronized', 'safety_takeover'):
-        publish_event(ros, events, name)
-    wait_mode(ros, sup, 'SAFETY_RECOVERY')
-    f = _step(ros, clock_pub, frames, 5_000_000)
-    assert f.frame_id == 'SAFETY_RECOVERY' and sup.run_duration_reached
-
-
-def test_realtime_frames_on_a_timer(ros):
-    frames = ros.collect(Header, topics.HIL_FRAME, qos.stream(False))
-    supervisor(ros, lockstep=False, frame_period=0.01, **CALM)
-    ros.spin_until(lambda: len(frames) >= 5, 20.0, 'timer frames')
-    stamps = [f.stamp.sec * 10**9 + f.stamp.nanosec for f in frames]
-    assert stamps == sorted(stamps) and all(f.frame_id == 'IDLE' for f in frames)
-
-
-def test_killed_node_process_faults_within_one_second_of_sim_time(ros):
-    """A managed node in another process is SIGKILLed mid-run while this test drives /clock
-    (sim time paced at about real time): FAULT, naming it, within 1 s of sim time."""
-    proc = ros.spawn(str(_DUMMY_PATH), ['-r', '__node:=victim', '-p', 'use_sim_time:=true'])
-    dummies(ros, ['survivor'], use_sim_time=True)
-    clock_pub = ros.node.create_publisher(Clock, topics.CLOCK, qos.stream(True))
-    events = ros.node.create_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
-    # Default sim timeout (0.5 s); a larger wall one so only the sim path can fire here.
-    sup = supervisor(ros, managed_nodes=['victim', 'survivor'], lockstep=True, use_sim_time=True,
-                     heartbeat_timeout_wall=3.0)
-    sim_ns, period = 0, 2_500_000
-
-    def tick():
-        clock_pub.publish(Clock(clock=stamp(sim_ns)))
-        ros.executor.spin_once(timeout_sec=0.002)
-
-    end = time.monotonic() + 40.0
-    while sup.lifecycle != 'up':
-        assert sup.lifecycle == 'bringing_up', sup.bring_up_failure
-        assert time.monotonic() < end, 'bring-up of the subprocess node'
-        tick()
-    ros.wait_for_subscribers(topics.HIL_EVENTS)
-    assert trigger(ros, topics.HIL_START)[0]
-    for name in ('homed', 'synchronized'):
-        publish_event(ros, events, name)
-    ros.spin_until(lambda: sup.machine.mode.value == 'RUNNING', 10.0, 'RUNNING')
-    # Run a little with live heartbeats in sim time, then kill.
-    wall0, sim0 = time.monotonic(), sim_ns
-    while sim_ns - sim0 < 300_000_000:
-        sim_ns = sim0 + int((time.monotonic() - wall0) * 1e9) // period * period
-        tick()
-    assert sup.machine.mode.value == 'RUNNING', sup.machine.fault_reason
-    proc.kill()                                 # SIGKILL, then clean_dead_shm()
-    kill_ns = sim_ns
-    wall0, sim0 = time.monotonic(), sim_ns
-    while sup.machine.mode.value != 'FAULT':
-        assert sim_ns - kill_ns < 2_000_000_000, 'no FAULT within 2 s of sim time'
-        sim_ns = sim0 + int((time.monotonic() - wall0) * 1e9) // period * period
-        tick()
-    detected_after = (sim_ns - kill_ns) * 1e-9
-    assert detected_after < 1.0, f'FAULT {detected_after:.3f} s of sim time after the kill'
-    assert 'node victim is dead' in sup.machine.fault_reason and 'sim time' in sup.machine.fault_reason
-    ok, message = trigger(ros, topics.HIL_RESET)
-    assert not ok and 'victim is dead' in message
+    def lifecycle():
+        for msg in diags:
+            for st in msg.status:
+                if st.hardware_id == 'supervisor':
+                    yield {kv.key: kv.value for kv in st.values}['lifecycle']
+    ros.spin_until(lambda: 'up' in lifecycle(), 40.0, f'bring-up by the supervisor process: {journal}')
+    assert journal == [('a', 'configure'), ('b', 'configure'), ('a', 'activate'), ('b', 'activate')]
     ok, message = trigger(ros, topics.HIL_SHUTDOWN)
-    assert 'victim skipped (state dead)' in message and 'deactivate survivor' in message
+    assert ok, message
+    assert journal[4:] == [('b', 'deactivate'), ('a', 'deactivate'), ('b', 'cleanup'), ('a', 'cleanup')]
+    assert proc.stop() == 0, proc.output()
+
+
+def test_one_process_layout_events_executor(ros):
+    """Supervisor and managed nodes in ONE EventsExecutor (the one-process container): the
+    asynchronous lifecycle calls and the awaiting shutdown service must not deadlock it."""
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.experimental import EventsExecutor
+    ctx = Context()
+    rclpy.init(context=ctx, domain_id=ros.domain_id)
+    executor = EventsExecutor(context=ctx)
+    journal = []
+    record = lambda node, transition: journal.append((node, transition))  # noqa: E731
+    nodes = [DummyManaged(n, journal=record, context=ctx) for n in ('a', 'b')]
+    sup = SupervisorNode(context=ctx, parameter_overrides=[Parameter('managed_nodes', value=['a', 'b']),
+                                                           Parameter('heartbeat_timeout_wall', value=10.0)])
+    nodes.append(sup)
+    for node in nodes:
+        executor.add_node(node)
+
+    def spin_until(predicate, what, timeout=30.0):
+        end = time.monotonic() + timeout
+        while not predicate():
+            assert time.monotonic() < end, what
+            executor.spin_once(timeout_sec=0.01)
+            ros.executor.spin_once(timeout_sec=0.001)
+    try:
+        spin_until(lambda: sup.lifecycle == 'up', 'bring-up in one executor')
+        client = ros.node.create_client(Trigger, topics.HIL_SHUTDOWN)
+        spin_until(client.service_is_ready, 'shutdown service')
+        future = client.call_async(Trigger.Request())
+        spin_until(future.done, 'shutdown answer')
+        assert future.result().success, future.result().message
+        assert journal == [('a', 'configure'), ('b', 'configure'), ('a', 'activate'), ('b', 'activate'),
+                           ('b', 'deactivate'), ('a', 'deactivate'), ('b', 'cleanup'), ('a', 'cleanup')]
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        for node in nodes:
+            node.destroy_node()
+        rclpy.try_shutdown(context=ctx)

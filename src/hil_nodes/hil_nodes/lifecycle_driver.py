@@ -64,6 +64,7 @@ class LifecycleDriver:
         self._stop_on_failure = True
         self._on_done: Callable[[SequenceResult], None] | None = None
         self._phase = 'idle'           # idle | wait_service | call
+        self._idle_callbacks: list[Callable[[], None]] = []
         self._future = None
         self._deadline = 0.0
         self._timer = node.create_timer(poll_period, self._tick,
@@ -92,6 +93,26 @@ class LifecycleDriver:
         self._phase = 'idle'
         self._timer.reset()
         self._tick()
+
+    def abort(self, why: str) -> None:
+        """Stop the running sequence as soon as it is safe: a transition already sent is left
+        to finish (its outcome decides the node's state), nothing after it is started."""
+        if not self.busy:
+            return
+        keep = 1 if self._phase == 'call' else 0
+        skipped = self._steps[keep:]
+        del self._steps[keep:]
+        if skipped:
+            self._result.ok = False
+            self._result.failures.append(f'{why}: not run: ' + ', '.join(map(str, skipped)))
+        self._tick()
+
+    def when_idle(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once no sequence runs (now, or after the current one's on_done)."""
+        if self.busy:
+            self._idle_callbacks.append(callback)
+        else:
+            callback()
 
     def _tick(self) -> None:
         # Several steps may complete in one tick (answers already in): loop until we wait.
@@ -147,3 +168,6 @@ class LifecycleDriver:
         self._timer.cancel()
         if on_done is not None:
             on_done(result)
+        callbacks, self._idle_callbacks = self._idle_callbacks, []
+        for callback in callbacks:
+            callback()

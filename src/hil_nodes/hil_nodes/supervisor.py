@@ -156,6 +156,9 @@ class SupervisorNode(Node):
             if not problems else set()
         if overlap:
             problems.append(f"parameters 'managed_nodes' and 'monitored_nodes' both list {sorted(overlap)}")
+        if not problems and self.get_name() in values['managed_nodes'] + values['monitored_nodes']:
+            problems.append(f"parameters 'managed_nodes'/'monitored_nodes' list the supervisor itself "
+                            f'({self.get_name()})')
         for problem in problems:
             self.get_logger().error(problem)
         return SimpleNamespace(**values), problems
@@ -176,6 +179,8 @@ class SupervisorNode(Node):
 
     def _on_bring_up_done(self, result: SequenceResult) -> None:
         self.get_logger().info(result.summary())
+        if self.lifecycle == 'shutting_down':
+            return  # aborted by a shutdown request: not a fault, the shutdown takes over
         if not result.ok:
             self.lifecycle = 'bring_up_failed'
             self.bring_up_failure = '; '.join(result.failures)
@@ -187,12 +192,19 @@ class SupervisorNode(Node):
             self._apply(Request.START)  # before the first frame: the run starts at t_0
 
     async def _on_shutdown(self, request, response):
-        if self.driver.busy:
+        if self.lifecycle == 'shutting_down':
             response.success = False
-            response.message = f'busy: {self.driver.current} in progress'
+            response.message = 'shutdown already in progress'
             return response
+        aborted = self.lifecycle == 'bringing_up'
         self.lifecycle = 'shutting_down'
         self.liveness.armed = False       # nodes going away now are not a fault
+        # A bring-up still running stops after its transition in flight (if any): the
+        # shutdown plan then starts from the states the nodes really are in.
+        idle = Future()
+        self.driver.when_idle(lambda: idle.set_result(True))
+        self.driver.abort('shutdown requested')
+        await idle
         dead = self.liveness.dead()
         states = {n: ('dead' if n in dead else s) for n, s in self.states.items()}
         steps, notes = shutdown_plan(self.managed, states)
@@ -201,7 +213,8 @@ class SupervisorNode(Node):
         result: SequenceResult = await done
         self.lifecycle = 'down'
         response.success = result.ok
-        response.message = result.summary() + ''.join(f'; {n}' for n in notes)
+        response.message = (('bring-up aborted; ' if aborted else '') + result.summary()
+                            + ''.join(f'; {n}' for n in notes))
         self.get_logger().info(response.message)
         self._publish_status()
         return response

@@ -1,0 +1,125 @@
+"""Supervisor and the clock: one /hil/frame per /clock message after applying everything
+received, START before the first frame, frame-aligned run_duration stop, timer frames in real
+time, and a SIGKILLed managed node process -> FAULT within 1 s of sim time (the test drives
+/clock itself, so sim time is deterministic)."""
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray
+from rosgraph_msgs.msg import Clock
+from std_msgs.msg import Header
+
+from hil_nodes import qos, topics
+from supervisor_fixtures import CALM, DUMMY_PATH, dummies, publish_event, stamp, supervisor, trigger, wait_mode
+
+
+def _first_frame(ros, clock_pub, frames, t_ns=0, timeout=20.0):
+    """Publish /clock = t until the gate answers: repeats of one time are legitimate (the mock
+    re-publishes t_0 until the first command) and absorb DDS discovery."""
+    end = time.monotonic() + timeout
+    while not frames:
+        assert time.monotonic() < end, 'no /hil/frame for /clock'
+        clock_pub.publish(Clock(clock=stamp(t_ns)))
+        ros.spin_for(0.05)
+
+
+def _step(ros, clock_pub, frames, t_ns):
+    n = len(frames)
+    clock_pub.publish(Clock(clock=stamp(t_ns)))
+    ros.spin_until(lambda: len(frames) > n, 10.0, f'frame for /clock {t_ns} ns')
+    assert len(frames) == n + 1, 'exactly one frame per /clock message'
+    return frames[-1]
+
+
+def test_frame_gate_one_frame_per_clock_and_run_duration_is_frame_aligned(ros):
+    frames = ros.collect(Header, topics.HIL_FRAME, qos.stream(True))
+    clock_pub = ros.node.create_publisher(Clock, topics.CLOCK, qos.stream(True))
+    events = ros.node.create_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
+    sup = supervisor(ros, lockstep=True, use_sim_time=True, autostart_run=True, run_duration=0.01, **CALM)
+    _first_frame(ros, clock_pub, frames)
+    # START was applied before the first frame: a lockstep run starts deterministically at t_0.
+    assert all(f.frame_id == 'HOMING' for f in frames)
+    assert all((f.stamp.sec, f.stamp.nanosec) == (0, 0) for f in frames)
+    ros.wait_for_subscribers(topics.HIL_EVENTS)
+    publish_event(ros, events, 'homed')
+    publish_event(ros, events, 'synchronized')
+    wait_mode(ros, sup, 'RUNNING')
+    period = 2_500_000
+    expected = []
+    for k in (1, 1, 2, 3, 4, 5):   # a repeated time gets its own frame too (late joiners)
+        f = _step(ros, clock_pub, frames, k * period)
+        expected.append((k * period, 'RUNNING' if k * period < 10_000_000 else 'RETURNING_HOME'))
+        assert (f.stamp.sec * 10**9 + f.stamp.nanosec, f.frame_id) == expected[-1]
+    assert sup.run_duration_reached
+    count = len(frames)
+    ros.spin_for(0.2)
+    assert len(frames) == count, 'no frame without a /clock message in lockstep'
+
+
+def test_run_duration_ignored_while_already_returning(ros):
+    frames = ros.collect(Header, topics.HIL_FRAME, qos.stream(True))
+    clock_pub = ros.node.create_publisher(Clock, topics.CLOCK, qos.stream(True))
+    events = ros.node.create_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
+    sup = supervisor(ros, lockstep=True, use_sim_time=True, autostart_run=True, run_duration=0.005, **CALM)
+    _first_frame(ros, clock_pub, frames)
+    ros.wait_for_subscribers(topics.HIL_EVENTS)
+    for name in ('homed', 'synchronized', 'safety_takeover'):
+        publish_event(ros, events, name)
+    wait_mode(ros, sup, 'SAFETY_RECOVERY')
+    f = _step(ros, clock_pub, frames, 5_000_000)
+    assert f.frame_id == 'SAFETY_RECOVERY' and sup.run_duration_reached
+
+
+def test_realtime_frames_on_a_timer(ros):
+    frames = ros.collect(Header, topics.HIL_FRAME, qos.stream(False))
+    supervisor(ros, lockstep=False, frame_period=0.01, **CALM)
+    ros.spin_until(lambda: len(frames) >= 5, 20.0, 'timer frames')
+    stamps = [f.stamp.sec * 10**9 + f.stamp.nanosec for f in frames]
+    assert stamps == sorted(stamps) and all(f.frame_id == 'IDLE' for f in frames)
+
+
+def test_killed_node_process_faults_within_one_second_of_sim_time(ros):
+    """A managed node in another process is SIGKILLed mid-run while this test drives /clock
+    (sim time paced at about real time): FAULT, naming it, within 1 s of sim time."""
+    proc = ros.spawn(str(DUMMY_PATH), ['-r', '__node:=victim', '-p', 'use_sim_time:=true'])
+    dummies(ros, ['survivor'], use_sim_time=True)
+    clock_pub = ros.node.create_publisher(Clock, topics.CLOCK, qos.stream(True))
+    events = ros.node.create_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
+    # Default sim timeout (0.5 s); a larger wall one so only the sim path can fire here.
+    sup = supervisor(ros, managed_nodes=['victim', 'survivor'], lockstep=True, use_sim_time=True,
+                     heartbeat_timeout_wall=3.0)
+    sim_ns, period = 0, 2_500_000
+
+    def tick():
+        clock_pub.publish(Clock(clock=stamp(sim_ns)))
+        ros.executor.spin_once(timeout_sec=0.002)
+
+    end = time.monotonic() + 40.0
+    while sup.lifecycle != 'up':
+        assert sup.lifecycle == 'bringing_up', sup.bring_up_failure
+        assert time.monotonic() < end, 'bring-up of the subprocess node'
+        tick()
+    ros.wait_for_subscribers(topics.HIL_EVENTS)
+    assert trigger(ros, topics.HIL_START)[0]
+    for name in ('homed', 'synchronized'):
+        publish_event(ros, events, name)
+    ros.spin_until(lambda: sup.machine.mode.value == 'RUNNING', 10.0, 'RUNNING')
+    # Run a little with live heartbeats in sim time, then kill.
+    wall0, sim0 = time.monotonic(), sim_ns
+    while sim_ns - sim0 < 300_000_000:
+        sim_ns = sim0 + int((time.monotonic() - wall0) * 1e9) // period * period
+        tick()
+    assert sup.machine.mode.value == 'RUNNING', sup.machine.fault_reason
+    proc.kill()                                 # SIGKILL, then clean_dead_shm()
+    kill_ns = sim_ns
+    wall0, sim0 = time.monotonic(), sim_ns
+    while sup.machine.mode.value != 'FAULT':
+        assert sim_ns - kill_ns < 2_000_000_000, 'no FAULT within 2 s of sim time'
+        sim_ns = sim0 + int((time.monotonic() - wall0) * 1e9) // period * period
+        tick()
+    detected_after = (sim_ns - kill_ns) * 1e-9
+    assert detected_after < 1.0, f'FAULT {detected_after:.3f} s of sim time after the kill'
+    assert 'node victim is dead' in sup.machine.fault_reason and 'sim time' in sup.machine.fault_reason
+    ok, message = trigger(ros, topics.HIL_RESET)
+    assert not ok and 'victim is dead' in message
+    ok, message = trigger(ros, topics.HIL_SHUTDOWN)
+    assert 'victim skipped (state dead)' in message and 'deactivate survivor' in message
