@@ -1,0 +1,127 @@
+"""reference_source driving an in-process mock_hexapod in lockstep; the test plays the supervisor
+(one /hil/frame per /clock tick, mode in frame_id, mirroring the motion side's events)."""
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
+
+from hil_nodes import qos, topics
+from hil_nodes.convert import stamp_to_ns
+from hil_sim.mock_hexapod import MockHexapodNode
+from hil_sim.reference_source import ReferenceSourceNode
+
+T_NS = 2_500_000
+
+
+class Supervisor:
+    """Minimal stand-in: publishes /hil/frame for each new /clock value; mode logic by callback."""
+
+    def __init__(self, ros, modes):
+        self.ros, self.modes = ros, modes
+        self.events, self.frames, self.last = [], 0, None
+        self.pub = ros.node.create_publisher(Header, topics.HIL_FRAME, qos.stream(True))
+        self.subs = [ros.node.create_subscription(Clock, topics.CLOCK, self._on_clock, qos.stream(True)),
+                     ros.node.create_subscription(DiagnosticArray, topics.HIL_EVENTS, self._on_event, 50)]
+
+    def _on_event(self, msg):
+        for st in msg.status:
+            self.events.append((stamp_to_ns(msg.header.stamp), st.name, st.hardware_id))
+
+    def _on_clock(self, msg):
+        t = stamp_to_ns(msg.clock)
+        if t == self.last:
+            return
+        self.last = t
+        self.frames = t // T_NS
+        self.pub.publish(Header(stamp=msg.clock, frame_id=self.modes(self.frames, [e[1] for e in self.events])))
+
+    def close(self):
+        for sub in self.subs:
+            self.ros.node.destroy_subscription(sub)
+        self.ros.node.destroy_publisher(self.pub)
+
+
+def flow(fault_at=None):
+    def modes(k, seen):
+        if fault_at is not None and k >= fault_at:
+            return 'FAULT'
+        if k < 20:
+            return 'IDLE'
+        if 'synchronized' in seen:
+            return 'RUNNING'
+        return 'SYNCHRONIZING' if 'homed' in seen else 'HOMING'
+    return modes
+
+
+def run_graph(ros, modes, frames, seed=7, initial=(0.004, -0.003, 0.002, 0.0, 0.001, -0.002), lockstep=True):
+    common = [Parameter('lockstep', value=lockstep)]
+    mock = MockHexapodNode(context=ros.context, parameter_overrides=common + [
+        Parameter('time_scale', value=0.0 if lockstep else 2.0), Parameter('lockstep_timeout', value=10.0),
+        Parameter('initial_positions', value=list(initial))])
+    source = ReferenceSourceNode(context=ros.context, parameter_overrides=common + [
+        Parameter('seed', value=seed), Parameter('sync_duration', value=0.2),
+        Parameter('amplitudes', value=[0.005] * 6),
+        Parameter('homing_min_duration', value=0.05)])
+    sup = Supervisor(ros, modes)
+    js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(True, depth=1000) if lockstep
+                     else QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT))
+    for node in (mock, source):
+        ros.add_node(node)
+    ros.bring_up('reference_source')
+    ros.bring_up('mock_hexapod')
+    ros.spin_until(lambda: sup.frames >= frames, 60, f'{frames} frames')
+    for name in ('mock_hexapod', 'reference_source'):
+        assert ros.change_state(name, 'deactivate')
+    for node in (mock, source):
+        ros.executor.remove_node(node)
+        ros._extra_nodes.remove(node)
+        node.destroy_node()
+    sup.close()
+    by_stamp = {stamp_to_ns(m.header.stamp): (tuple(m.position), tuple(m.velocity)) for m in js}
+    return by_stamp, sup.events
+
+
+def test_homing_synchronization_running_and_determinism(ros):
+    states, events = run_graph(ros, flow(), 250)
+    names = [e[1] for e in events]
+    assert names[:2] == ['homed', 'synchronized'], names
+    assert all(e[2] == 'reference_source' for e in events)
+    t_homed, t_sync = events[0][0], events[1][0]
+    assert t_sync - t_homed == 80 * T_NS                        # sync_duration 0.2 s = 80 frames
+    # Homed: the mock is at home (0) when the event is reported.
+    np.testing.assert_allclose(states[t_homed][0], 0.0, atol=1e-6)
+    stamps = sorted(states)
+    assert stamps == [k * T_NS for k in range(len(stamps))], 'every frame, none late or skipped'
+    pos = np.array([states[s][0] for s in stamps])
+    assert np.all(np.abs(np.diff(pos, axis=0)) <= 0.2 * 2.5e-3 + 1e-9), 'no jump'
+    assert np.max(np.abs(pos[-1])) > 1e-4, 'the script is running'
+    again, events2 = run_graph(ros, flow(), 250)
+    common = sorted(set(states) & set(again))
+    assert len(common) >= 250
+    assert [states[s] for s in common] == [again[s] for s in common], 'same seed, same joint states'
+    assert [e[:2] for e in events2[:2]] == [e[:2] for e in events[:2]]
+
+
+def test_fault_holds_with_zero_velocity_and_no_jump(ros):
+    states, events = run_graph(ros, flow(fault_at=150), 300)
+    stamps = sorted(states)
+    pos = np.array([states[s][0] for s in stamps])
+    vel = np.array([states[s][1] for s in stamps])
+    assert 'homed' in [e[1] for e in events]
+    assert np.max(np.abs(vel[140:150])) > 1e-3, 'moving when the fault arrives'
+    assert np.all(np.abs(np.diff(pos, axis=0)) <= 0.2 * 2.5e-3 + 1e-9)
+    assert np.all(np.abs(np.diff(vel, axis=0)) <= 20.0 * 2.5e-3 + 1e-9)
+    np.testing.assert_allclose(vel[-20:], 0.0, atol=1e-6)
+    np.testing.assert_allclose(pos[-20:], np.tile(pos[-1], (20, 1)), atol=1e-7)
+
+
+def test_real_time_uses_latest_mode_and_reaches_synchronized(ros):
+    states, events = run_graph(ros, flow(), 260, lockstep=False)
+    assert [e[1] for e in events][:2] == ['homed', 'synchronized']
+    stamps = sorted(states)
+    pos = np.array([states[s][0] for s in stamps])
+    gaps = np.diff(stamps)[:, None] / T_NS          # best-effort stream: a frame may be missing
+    assert np.all(np.abs(np.diff(pos, axis=0)) <= 0.2 * 2.5e-3 * gaps + 1e-9)
