@@ -5,6 +5,7 @@ package_name = 'hil_sim'
 # Mock hardware nodes: `ros2 run hil_sim <node>` / `python -m hil_sim.<node>`.
 NODES = [
     'mock_hexapod',
+    'reference_source',
     'mock_ft',
     'netft_device',
 ]
