@@ -9,6 +9,7 @@ NODES = [
     'recorder',
     'container',
     'supervisor',
+    'kinematics',
 ]
 
 setup(

@@ -69,3 +69,25 @@ def array_to_pose(a) -> Pose:
     p.position.x, p.position.y, p.position.z = (float(v) for v in a[:3])
     p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = (float(v) for v in a[3:7])
     return p
+
+
+def joint_positions(msg, names) -> np.ndarray:
+    """Positions of ``names`` (in that order) from a sensor_msgs/JointState.
+
+    Extra joints are ignored (a JointState may carry a whole system); a missing or duplicated
+    name, a name/position count mismatch or a non-finite position raises ValueError saying which.
+    """
+    got = list(msg.name)
+    if len(msg.position) != len(got):
+        raise ValueError(f'{len(got)} joint names but {len(msg.position)} positions')
+    index = {n: i for i, n in enumerate(got)}
+    if len(index) != len(got):
+        raise ValueError('duplicate joint names')
+    missing = [n for n in names if n not in index]
+    if missing:
+        raise ValueError(f'missing joints {missing} (got {got})')
+    q = np.array([msg.position[index[n]] for n in names], dtype=float)
+    if not np.all(np.isfinite(q)):
+        bad = [n for n, v in zip(names, q) if not np.isfinite(v)]
+        raise ValueError(f'non-finite position of {bad}')
+    return q

@@ -7,19 +7,21 @@ Public API (import from ``hil_core.hexaslide``):
 * :func:`inverse_kinematics` -> :class:`IKResult` (vectorised; reason codes ``OK``,
   ``NO_REAL_SOLUTION``, ``SLIDER_STROKE``, ``PASSIVE_JOINT_RANGE``, ``INVALID_INPUT``);
 * :func:`inverse_jacobian` (``qdot = Jinv @ [v; w]``), :func:`kinetostatic_index`;
-* :class:`ForwardKinematics` (``method='newton' | 'jfmd'``) -> :class:`FKResult`.
+* :class:`ForwardKinematics` (``method='newton' | 'jfmd'``) -> :class:`FKResult`;
+* :func:`chain_points` (slider and platform joint centres, for drawing the legs);
+* pose sets over the table-3 nominal box: :func:`box_corners`, :func:`random_poses`,
+  :func:`sinusoid_trajectory`, :func:`poses_from_offsets`.
 """
 from .forward import FKResult, ForwardKinematics
 from .geometry import (JOINT_NAMES, ROBOTS, HexaslideGeometry, build_geometry, home_pose,
                        load_geometry)
 from .inverse import (INVALID_INPUT, NO_REAL_SOLUTION, OK, PASSIVE_JOINT_RANGE, REASON_TEXT,
-                      SLIDER_STROKE, IKResult, inverse_jacobian, inverse_kinematics,
+                      SLIDER_STROKE, IKResult, chain_points, inverse_jacobian, inverse_kinematics,
                       kinetostatic_index)
+from .workspace import box_corners, poses_from_offsets, random_poses, sinusoid_trajectory
 
 __all__ = ['FKResult', 'ForwardKinematics', 'JOINT_NAMES', 'ROBOTS', 'HexaslideGeometry',
            'build_geometry', 'home_pose', 'load_geometry', 'INVALID_INPUT', 'NO_REAL_SOLUTION',
-           'OK', 'PASSIVE_JOINT_RANGE', 'REASON_TEXT', 'SLIDER_STROKE', 'IKResult',
-           'inverse_jacobian', 'inverse_kinematics', 'kinetostatic_index']
-from .workspace import box_corners, poses_from_offsets, random_poses, sinusoid_trajectory  # noqa: E402
-
-__all__ += ['box_corners', 'poses_from_offsets', 'random_poses', 'sinusoid_trajectory']
+           'OK', 'PASSIVE_JOINT_RANGE', 'REASON_TEXT', 'SLIDER_STROKE', 'IKResult', 'chain_points',
+           'inverse_jacobian', 'inverse_kinematics', 'kinetostatic_index', 'box_corners',
+           'poses_from_offsets', 'random_poses', 'sinusoid_trajectory']

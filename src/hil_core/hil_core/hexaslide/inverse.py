@@ -120,3 +120,14 @@ def kinetostatic_index(geom: HexaslideGeometry, poses) -> np.ndarray:
         with np.errstate(divide='ignore'):
             out[good] = 1.0 / sv[:, -1]
     return out
+
+
+def chain_points(geom: HexaslideGeometry, pose, q):
+    """Slider (base joint) centres and platform joint centres in hexapod_base, (6, 3) each.
+
+    For drawing the closed chain (rviz markers): link i joins ``sliders[i]`` to ``joints[i]``.
+    """
+    pose = np.asarray(pose, dtype=float)
+    sliders = geom.guide_origins + (geom.q_home + np.asarray(q, dtype=float))[:, None] * geom.guide_directions
+    joints = pose[:3] + geom.platform_joints @ quat_to_matrix(pose[3:]).T
+    return sliders, joints

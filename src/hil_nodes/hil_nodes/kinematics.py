@@ -1,0 +1,275 @@
+"""``kinematics`` lifecycle node: joint states -> estimated TCP pose, FK/IK queries, rviz output.
+
+Seed 000 section 3 / seed 001 section 5: the pose of the Hexaslide TCP is estimated in real time
+by forward kinematics, warm-started from the last estimate, at the joint-state rate. For the
+iiwa the flange pose comes from pinocchio (``hil_core.iiwa``).
+
+* ``/joint_states`` -> ``/kinematics/tcp_pose`` (PoseStamped, stamp = the joint sample time,
+  frame ``frame_id``). No publication, and a (throttled) diagnostic, for: missing or duplicated
+  joint names, name/position count mismatch, NaN/inf positions, zero or non-increasing stamps
+  (a repeated stamp is counted silently: the lockstep mock repeats t_0 before the first
+  command), FK non-convergence (the warm start then stays at the last good estimate).
+* queries with standard messages (topic pairs, correlation by ``header.stamp``):
+  FK: JointState on ``/kinematics/forward/request`` -> PoseStamped on ``.../response``;
+  IK: PoseStamped on ``/kinematics/inverse/request`` -> JointState on ``.../response``.
+  A failed query is answered with NaN values and ``header.frame_id = 'error: <reason>'``.
+* ``/kinematics/markers`` (MarkerArray, at most ``marker_rate`` Hz of joint-sample time): the
+  six legs, sliders, platform joints and platform of the Hexaslide (the closed chain cannot go
+  through robot_state_publisher). ``/robot_description`` (latched String): ``urdf_file``.
+"""
+from __future__ import annotations
+
+import math
+import pathlib
+import time
+
+import numpy as np
+from geometry_msgs.msg import Point, PoseStamped
+from sensor_msgs.msg import JointState
+from std_msgs.msg import ColorRGBA, String
+from visualization_msgs.msg import Marker, MarkerArray
+
+from hil_core import hexaslide as hx
+from hil_nodes import convert, qos, topics
+from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.runner import main_for
+
+ROBOTS = ('hexaslide_scaled', 'hexaslide_full', 'iiwa14')
+REPO = pathlib.Path(__file__).resolve().parents[3]
+DEFAULT_URDF = {'hexaslide_scaled': 'urdf/hexafloat_scaled.urdf', 'hexaslide_full': 'urdf/hexafloat_full.urdf',
+                'iiwa14': 'urdf/iiwa14.urdf'}
+DEFAULT_FRAME = {'hexaslide_scaled': 'hexapod_base', 'hexaslide_full': 'hexapod_base', 'iiwa14': 'iiwa_link_0'}
+
+
+def _resolve(path: str) -> pathlib.Path:
+    p = pathlib.Path(path)
+    return p if p.is_absolute() or p.exists() else REPO / p
+
+
+class _Hexaslide:
+    """Adapter: hil_core.hexaslide behind the node's small robot interface."""
+
+    def __init__(self, p):
+        self.geom = hx.load_geometry(p.robot, _resolve(p.geometry_file) if p.geometry_file else None)
+        self.joint_names = list(self.geom.joint_names)
+        opts = dict(method=p.fk_method, tol=p.fk_tolerance, max_iter=p.fk_max_iterations)
+        self.fk_rt = hx.ForwardKinematics(self.geom, **opts)       # warm-started stream
+        self.fk_query = hx.ForwardKinematics(self.geom, **opts)    # queries: cold from home
+
+    def fk(self, q):
+        res = self.fk_rt.solve(q)
+        return (res.pose, '') if res.converged else (None, f'{res.reason} (residual {res.residual:.3g} m)')
+
+    def fk_query_solve(self, q):
+        self.fk_query.reset()
+        res = self.fk_query.solve(q)
+        return (res.pose, '') if res.converged else (None, res.reason)
+
+    def ik(self, pose):
+        res = hx.inverse_kinematics(self.geom, pose)
+        return (res.q[0], '') if res.ok[0] else (None, hx.REASON_TEXT[int(res.reason[0])])
+
+    def reset(self):
+        self.fk_rt.reset()
+
+
+class _Iiwa:
+    """Adapter for hil_core.iiwa (pinocchio): serial FK never fails on finite joints."""
+
+    def __init__(self, p):
+        from hil_core import iiwa
+        self.kin = iiwa.IiwaKinematics.from_urdf(_resolve(p.urdf_file or DEFAULT_URDF['iiwa14']))
+        self.joint_names = list(self.kin.joint_names)
+        self.geom = None
+
+    def fk(self, q):
+        return self.kin.fk(q), ''
+
+    fk_query_solve = fk
+
+    def ik(self, pose):
+        return None, 'inverse kinematics is not provided for the redundant iiwa14'
+
+    def reset(self):
+        pass
+
+
+class KinematicsNode(HilLifecycleNode):
+    """Kinematics node (see module docstring)."""
+
+    PARAMS = (
+        Param('robot', str, 'hexaslide_scaled', 'which robot', choices=ROBOTS),
+        Param('geometry_file', str, '', 'hexaslide geometry yaml overriding config/hexafloat_<scale>.yaml'),
+        Param('urdf_file', str, '', 'URDF published on /robot_description (default urdf/<robot>.urdf)'),
+        Param('frame_id', str, '', 'frame of poses (default hexapod_base, iiwa_link_0 for iiwa14)'),
+        Param('fk_method', str, 'newton', "hexaslide FK: 'newton' (analytic Jacobian) or 'jfmd' (seed 000)",
+              choices=('newton', 'jfmd')),
+        Param('fk_tolerance', float, 1e-9, 'FK convergence tolerance (m, rad)', range=(1e-14, 1e-3)),
+        Param('fk_max_iterations', int, 50, 'FK iteration limit per sample', range=(1, 1000)),
+        Param('diagnostic_interval', float, 0.5, 'at most one diagnostic per kind of bad input per interval '
+              '(s wall; no flooding at 1 kHz), every occurrence is counted', range=(0.0, 60.0)),
+        Param('marker_rate', float, 30.0, 'MarkerArray rate limit in joint-sample time (Hz, 0 = off)',
+              range=(0.0, 1000.0)),
+    )
+
+    def __init__(self, node_name: str = 'kinematics', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.robot = None
+        self._io = []
+        self._desc_pub = None
+        self._last_warn: dict[str, float] = {}
+        self.counters = dict.fromkeys(('published', 'malformed', 'bad_stamp', 'repeated_stamp', 'fk_failed',
+                                       'fk_queries', 'ik_queries', 'query_errors'), 0)
+        self._last_stamp = 0
+        self._last_marker = -math.inf
+
+    # --- lifecycle --------------------------------------------------------------------------------
+    def configure_node(self) -> None:
+        p = self.p
+        urdf = _resolve(p.urdf_file or DEFAULT_URDF[p.robot])
+        if not urdf.is_file():
+            raise ValueError(f"parameter 'urdf_file': {urdf} not found")
+        self.robot = _Iiwa(p) if p.robot == 'iiwa14' else _Hexaslide(p)
+        self.frame = p.frame_id or DEFAULT_FRAME[p.robot]
+        self._desc_pub = self.create_publisher(String, topics.ROBOT_DESCRIPTION, qos.latched())
+        self._desc_pub.publish(String(data=urdf.read_text()))
+        stream = self.stream_qos()
+        self.pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, stream)
+        self.marker_pub = self.create_lifecycle_publisher(MarkerArray, topics.KINEMATICS_MARKERS, 10)
+        self.fk_resp = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_FK_RESPONSE, qos.command())
+        self.ik_resp = self.create_lifecycle_publisher(JointState, topics.KINEMATICS_IK_RESPONSE, qos.command())
+        self._io = [self.pose_pub, self.marker_pub, self.fk_resp, self.ik_resp,
+                    self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints, stream),
+                    self.create_subscription(JointState, topics.KINEMATICS_FK_REQUEST, self._on_fk_query,
+                                             qos.command()),
+                    self.create_subscription(PoseStamped, topics.KINEMATICS_IK_REQUEST, self._on_ik_query,
+                                             qos.command())]
+
+    def activate_node(self) -> None:
+        self.robot.reset()                 # cold start from home: converges everywhere (tested)
+        self._last_stamp = 0
+        self._last_marker = -math.inf
+
+    def cleanup_node(self) -> None:
+        for ent in self._io:
+            self.destroy_publisher(ent) if hasattr(ent, 'publish') else self.destroy_subscription(ent)
+        self._io = []
+        if self._desc_pub is not None:
+            self.destroy_publisher(self._desc_pub)
+            self._desc_pub = None
+        self.robot = None
+
+    # --- diagnostics ---------------------------------------------------------------------------------
+    def _problem(self, kind: str, level: int, message: str, **values) -> None:
+        self.counters[kind] += 1
+        now = time.monotonic()
+        if now - self._last_warn.get(kind, -math.inf) >= self.p.diagnostic_interval:
+            self._last_warn[kind] = now
+            self.status(level, message, count=self.counters[kind], **values)
+
+    # --- real-time stream -------------------------------------------------------------------------
+    def _on_joints(self, msg: JointState) -> None:
+        if not self.active:
+            return
+        stamp = convert.stamp_to_ns(msg.header.stamp)
+        try:
+            q = convert.joint_positions(msg, self.robot.joint_names)
+        except ValueError as exc:
+            self._problem('malformed', ERROR, f'malformed joint state: {exc}', stamp=stamp)
+            return
+        if stamp == self._last_stamp and stamp > 0:
+            self.counters['repeated_stamp'] += 1
+            return
+        if stamp <= self._last_stamp:
+            self._problem('bad_stamp', WARN, 'joint state with zero or out-of-order stamp ignored',
+                          stamp=stamp, last=self._last_stamp)
+            return
+        try:
+            pose, reason = self.robot.fk(q)
+        except ValueError as exc:
+            pose, reason = None, str(exc)
+        if pose is None:
+            self._problem('fk_failed', ERROR, f'forward kinematics failed: {reason}', stamp=stamp,
+                          q=np.array2string(q, precision=6))
+            return
+        self._last_stamp = stamp
+        out = PoseStamped(pose=convert.array_to_pose(pose))
+        out.header.stamp = msg.header.stamp
+        out.header.frame_id = self.frame
+        self.pose_pub.publish(out)
+        self.counters['published'] += 1
+        rate = self.p.marker_rate
+        if rate > 0 and self.robot.geom is not None and stamp * 1e-9 - self._last_marker >= 1.0 / rate:
+            self._last_marker = stamp * 1e-9
+            self.marker_pub.publish(self._markers(msg.header.stamp, pose, q))
+
+    # --- queries ---------------------------------------------------------------------------------------
+    def _on_fk_query(self, msg: JointState) -> None:
+        if not self.active:
+            return
+        self.counters['fk_queries'] += 1
+        out = PoseStamped()
+        out.header.stamp = msg.header.stamp
+        try:
+            pose, reason = self.robot.fk_query_solve(convert.joint_positions(msg, self.robot.joint_names))
+        except ValueError as exc:
+            pose, reason = None, str(exc)
+        if pose is None:
+            self.counters['query_errors'] += 1
+            out.header.frame_id = f'error: {reason}'
+            pose = [math.nan] * 7
+        else:
+            out.header.frame_id = self.frame
+        out.pose = convert.array_to_pose(pose)
+        self.fk_resp.publish(out)
+
+    def _on_ik_query(self, msg: PoseStamped) -> None:
+        if not self.active:
+            return
+        self.counters['ik_queries'] += 1
+        out = JointState(name=list(self.robot.joint_names))
+        out.header.stamp = msg.header.stamp
+        if msg.header.frame_id not in ('', self.frame):
+            q, reason = None, f"pose frame '{msg.header.frame_id}' is not '{self.frame}'"
+        else:
+            q, reason = self.robot.ik(convert.pose_to_array(msg.pose))
+        if q is None:
+            self.counters['query_errors'] += 1
+            out.header.frame_id = f'error: {reason}'
+            q = [math.nan] * len(out.name)
+        else:
+            out.header.frame_id = self.frame
+        out.position = [float(v) for v in q]
+        self.ik_resp.publish(out)
+
+    # --- rviz ---------------------------------------------------------------------------------------------
+    def _markers(self, stamp, pose, q) -> MarkerArray:
+        geom = self.robot.geom
+        sliders, joints = hx.chain_points(geom, pose, q)
+        size = geom.link_length
+
+        def marker(mid, kind, ns, scale, rgba):
+            m = Marker(id=mid, type=kind, action=Marker.ADD, ns=ns)
+            m.header.stamp = stamp
+            m.header.frame_id = self.frame
+            m.pose.orientation.w = 1.0
+            m.scale.x, m.scale.y, m.scale.z = scale
+            m.color = ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3])
+            return m
+
+        legs = marker(0, Marker.LINE_LIST, 'legs', (0.03 * size, 0, 0), (0.8, 0.8, 0.85, 1.0))
+        legs.points = [Point(x=float(v[0]), y=float(v[1]), z=float(v[2]))
+                       for pair in zip(sliders, joints) for v in pair]
+        balls = marker(1, Marker.SPHERE_LIST, 'joints', (0.05 * size,) * 3, (0.15, 0.35, 0.8, 1.0))
+        balls.points = [Point(x=float(v[0]), y=float(v[1]), z=float(v[2])) for v in (*sliders, *joints)]
+        platform = marker(2, Marker.CYLINDER, 'platform',
+                          (2.2 * geom.platform_radius, 2.2 * geom.platform_radius, 0.03 * size),
+                          (0.95, 0.55, 0.1, 0.8))
+        platform.pose = convert.array_to_pose(pose)
+        return MarkerArray(markers=[legs, balls, platform])
+
+
+main = main_for(KinematicsNode)
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,213 @@
+"""kinematics node over DDS: joint states of known poses -> TCP pose, malformed input and FK
+failure -> diagnostic and no publication, FK/IK queries, markers, robot description, lifecycle."""
+import math
+import pathlib
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped
+from rcl_interfaces.srv import SetParameters
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from visualization_msgs.msg import MarkerArray
+
+from hil_core import hexaslide as hx
+from hil_nodes import qos, topics
+from hil_nodes.convert import ns_to_stamp, pose_to_array, stamp_to_ns
+from hil_nodes.kinematics import KinematicsNode
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+GEOM = hx.load_geometry('hexaslide_scaled')
+NAMES = list(GEOM.joint_names)
+
+
+class Rig:
+    def __init__(self, ros, **params):
+        base = dict(lockstep=True)
+        base.update(params)
+        self.ros = ros
+        self.node = ros.add_node(KinematicsNode(context=ros.context, parameter_overrides=[
+            Parameter(k, value=v) for k, v in base.items()]))
+        self.poses = ros.collect(PoseStamped, topics.KINEMATICS_TCP_POSE, RELIABLE)
+        self.markers = ros.collect(MarkerArray, topics.KINEMATICS_MARKERS, RELIABLE)
+        self.diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, RELIABLE)
+        self.fk_out = ros.collect(PoseStamped, topics.KINEMATICS_FK_RESPONSE, qos.command())
+        self.ik_out = ros.collect(JointState, topics.KINEMATICS_IK_RESPONSE, qos.command())
+        self.pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, RELIABLE)
+        self.fk_req = ros.node.create_publisher(JointState, topics.KINEMATICS_FK_REQUEST, qos.command())
+        self.ik_req = ros.node.create_publisher(PoseStamped, topics.KINEMATICS_IK_REQUEST, qos.command())
+
+    def up(self):
+        self.ros.bring_up('kinematics')
+        self.ros.wait_for_subscribers(topics.JOINT_STATES)
+        self.ros.wait_for_publishers(topics.KINEMATICS_TCP_POSE)
+
+    def seen(self):
+        c = self.node.counters
+        return sum(c[k] for k in ('published', 'malformed', 'bad_stamp', 'repeated_stamp', 'fk_failed'))
+
+    def send(self, stamp_ns, names, positions, expect=True):
+        before, seen = len(self.poses), self.seen()
+        msg = JointState(name=list(names), position=[float(v) for v in positions])
+        msg.header.stamp = ns_to_stamp(stamp_ns)
+        self.pub.publish(msg)
+        self.ros.spin_until(lambda: self.seen() > seen, 10, f'joint state {stamp_ns} handled')
+        if expect:
+            self.ros.spin_until(lambda: len(self.poses) > before, 10, f'pose for {stamp_ns}')
+            return self.poses[-1]
+        self.ros.spin_for(0.05)
+        assert len(self.poses) == before, 'a bad joint state must not produce a pose'
+        return None
+
+    def statuses(self, text):
+        return [s for d in self.diags for s in d.status if s.hardware_id == 'kinematics' and text in s.message]
+
+
+def pose_error(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return max(np.abs(a[:3] - b[:3]).max(), min(np.abs(a[3:] - b[3:]).max(), np.abs(a[3:] + b[3:]).max()))
+
+
+def test_tcp_pose_equals_the_pose_of_the_joint_states(ros):
+    rig = Rig(ros)
+    desc = ros.collect(String, topics.ROBOT_DESCRIPTION, qos.latched())
+    rig.up()
+    truth = np.concatenate([[hx.home_pose(GEOM)], hx.box_corners(GEOM)[::9], hx.random_poses(GEOM, 8, rng=1)])
+    q = hx.inverse_kinematics(GEOM, truth).q
+    order = [3, 0, 5, 1, 4, 2]                  # any joint order, extra joints ignored
+    for k, (pose, qk) in enumerate(zip(truth, q)):
+        stamp = 1_000_000_000 + k * 2_500_000
+        msg = rig.send(stamp, [NAMES[i] for i in order] + ['gripper'], [qk[i] for i in order] + [0.3])
+        assert stamp_to_ns(msg.header.stamp) == stamp and msg.header.frame_id == 'hexapod_base'
+        assert pose_error(pose_to_array(msg.pose), pose) < 1e-9
+    ros.spin_until(lambda: desc, 10, 'robot description')
+    assert desc[0].data == (ROOT / 'urdf' / 'hexafloat_scaled.urdf').read_text()
+    ros.spin_until(lambda: rig.markers, 10, 'markers')
+    legs = rig.markers[-1].markers[0]
+    ends = np.array([[p.x, p.y, p.z] for p in legs.points]).reshape(6, 2, 3)
+    np.testing.assert_allclose(np.linalg.norm(ends[:, 0] - ends[:, 1], axis=1), GEOM.link_length, rtol=1e-9)
+    assert not rig.statuses('malformed') and not rig.statuses('failed')
+
+
+def test_malformed_joint_states_and_fk_failure_give_diagnostics_not_poses(ros):
+    rig = Rig(ros, diagnostic_interval=0.0)
+    rig.up()
+    good = np.zeros(6)
+    t = 2_000_000_000
+    rig.send(t, NAMES, good)
+    bad_inputs = [
+        (['slider_1', 'slider_2', 'slider_3', 'slider_4', 'slider_5', 'slider_7'], good, 'missing joints'),
+        (NAMES, good[:5], 'positions'),
+        (NAMES[:5] + ['slider_1'], good, 'duplicate'),
+        (NAMES, [0, 0, math.nan, 0, 0, 0], 'non-finite'),
+        (NAMES, [0, 0, 0, math.inf, 0, 0], 'non-finite'),
+    ]
+    for k, (names, positions, text) in enumerate(bad_inputs):
+        rig.send(t + (k + 1) * 1000, names, positions, expect=False)
+        ros.spin_until(lambda: rig.statuses(text), 10, f'diagnostic "{text}"')
+    rig.send(t - 1000, NAMES, good, expect=False)                          # out of order
+    ros.spin_until(lambda: rig.statuses('out-of-order'), 10, 'stamp diagnostic')
+    rig.send(t, NAMES, good, expect=False)                                 # repeated stamp: silent
+    assert rig.node.counters['repeated_stamp'] == 1
+    rig.send(t + 10_000_000, NAMES, np.full(6, 0.5), expect=False)         # no closure: FK fails
+    ros.spin_until(lambda: rig.statuses('forward kinematics failed'), 10, 'FK failure diagnostic')
+    # and it recovers with the next valid sample, warm start intact
+    pose = hx.random_poses(GEOM, 1, rng=2)[0]
+    msg = rig.send(t + 20_000_000, NAMES, hx.inverse_kinematics(GEOM, pose).q[0])
+    assert pose_error(pose_to_array(msg.pose), pose) < 1e-9
+    assert len(rig.poses) == 2
+
+
+def test_fk_and_ik_queries(ros):
+    rig = Rig(ros)
+    rig.up()
+    ros.wait_for_subscribers(topics.KINEMATICS_FK_REQUEST)
+    ros.wait_for_subscribers(topics.KINEMATICS_IK_REQUEST)
+    pose = hx.random_poses(GEOM, 1, rng=3)[0]
+    q = hx.inverse_kinematics(GEOM, pose).q[0]
+    req = JointState(name=NAMES, position=[float(v) for v in q])
+    req.header.stamp = ns_to_stamp(42)
+    rig.fk_req.publish(req)
+    ros.spin_until(lambda: rig.fk_out, 10, 'FK response')
+    assert stamp_to_ns(rig.fk_out[0].header.stamp) == 42 and rig.fk_out[0].header.frame_id == 'hexapod_base'
+    assert pose_error(pose_to_array(rig.fk_out[0].pose), pose) < 1e-9
+    from hil_nodes.convert import array_to_pose
+    for stamp, p, frame in ((43, pose, 'hexapod_base'), (44, pose + [0, 0, 0.3, 0, 0, 0, 0], ''),
+                            (45, pose, 'world')):
+        msg = PoseStamped(pose=array_to_pose(p))
+        msg.header.stamp = ns_to_stamp(stamp)
+        msg.header.frame_id = frame
+        rig.ik_req.publish(msg)
+    ros.spin_until(lambda: len(rig.ik_out) >= 3, 10, 'IK responses')
+    by_stamp = {stamp_to_ns(m.header.stamp): m for m in rig.ik_out}
+    assert list(by_stamp[43].name) == NAMES and by_stamp[43].header.frame_id == 'hexapod_base'
+    np.testing.assert_allclose(by_stamp[43].position, q, atol=1e-15)
+    assert by_stamp[44].header.frame_id.startswith('error: no real solution')
+    assert np.isnan(by_stamp[44].position).all()
+    assert by_stamp[45].header.frame_id.startswith("error: pose frame 'world'")
+    bad = JointState(name=NAMES, position=[0.5] * 6)
+    bad.header.stamp = ns_to_stamp(46)
+    rig.fk_req.publish(bad)
+    ros.spin_until(lambda: len(rig.fk_out) >= 2, 10, 'FK error response')
+    assert rig.fk_out[1].header.frame_id.startswith('error:') and math.isnan(rig.fk_out[1].pose.position.x)
+
+
+def test_lifecycle_and_refused_configuration(ros):
+    rig = Rig(ros, robot='hexaslide_scaled')
+    res = ros.call(SetParameters, '/kinematics/set_parameters',
+                   SetParameters.Request(parameters=[Parameter('robot', value='hexapod_xl').to_parameter_msg()]))
+    assert res.results[0].successful                       # accepted while unconfigured ...
+    assert not ros.change_state('kinematics', 'configure')  # ... and refused by configure
+    ros.spin_until(lambda: rig.statuses('configuration refused'), 10, 'refusal diagnostic')
+    assert "robot" in rig.statuses('configuration refused')[-1].message
+    assert ros.get_state('kinematics') == 'unconfigured'
+    ros.call(SetParameters, '/kinematics/set_parameters',
+             SetParameters.Request(parameters=[Parameter('robot', value='hexaslide_full').to_parameter_msg()]))
+    rig.up()
+    full = hx.load_geometry('hexaslide_full')
+    pose = hx.random_poses(full, 1, rng=4)[0]
+    msg = rig.send(3_000_000_000, NAMES, hx.inverse_kinematics(full, pose).q[0])
+    assert pose_error(pose_to_array(msg.pose), pose) < 1e-9
+    assert ros.change_state('kinematics', 'deactivate')
+    before = len(rig.poses)
+    msg = JointState(name=NAMES, position=[0.0] * 6)
+    msg.header.stamp = ns_to_stamp(3_200_000_000)
+    rig.pub.publish(msg)
+    ros.spin_for(0.3)
+    assert len(rig.poses) == before                          # inactive: no output
+    assert ros.change_state('kinematics', 'cleanup')
+    assert ros.change_state('kinematics', 'configure')
+    assert ros.change_state('kinematics', 'activate')
+    assert ros.get_state('kinematics') == 'active'
+
+
+def test_iiwa14_flange_pose(ros):
+    iiwa = pytest.importorskip('hil_core.iiwa')
+    rig = Rig(ros, robot='iiwa14')
+    rig.up()
+    kin = iiwa.IiwaKinematics.from_urdf()
+    rng = np.random.default_rng(5)
+    names = [f'iiwa_joint_{i}' for i in range(1, 8)]
+    for k in range(5):
+        q = rng.uniform(kin.lower, kin.upper)
+        msg = rig.send(4_000_000_000 + k * 1000, names, q)
+        assert msg.header.frame_id == 'iiwa_link_0'
+        T = iiwa.dh_forward(q)                                # independent DH product
+        np.testing.assert_allclose(pose_to_array(msg.pose)[:3], T[:3, 3], atol=1e-12)
+    rig.send(4_100_000_000, names[:6], np.zeros(6), expect=False)
+    ros.spin_until(lambda: rig.statuses('missing joints'), 10, 'iiwa malformed diagnostic')
+
+
+def test_a_flood_of_bad_samples_is_counted_but_reported_once_per_interval(ros):
+    rig = Rig(ros, diagnostic_interval=30.0)
+    rig.up()
+    for k in range(20):
+        rig.send(5_000_000_000 + k, NAMES, [math.nan] * 6, expect=False)
+    assert rig.node.counters['malformed'] == 20
+    ros.spin_until(lambda: rig.statuses('non-finite'), 10, 'diagnostic')
+    ros.spin_for(0.2)
+    assert len(rig.statuses('non-finite')) == 1
