@@ -239,3 +239,18 @@ def test_ideal_response_equals_stepping_the_model():
         assert np.max(np.abs(p - r.poses[k])) < 1e-15
         assert np.max(np.abs(tw - r.twists[k])) < 1e-12
         assert np.max(np.abs(ac - r.accels[k])) < 1e-9
+
+
+def test_compliance_frf_is_the_closed_form():
+    model = seed_model(3.0, enabled=[True, True, False, True, True, True])
+    f = np.array([0.0, 1.0, 3.0, 7.0, 11.0])
+    H = model.compliance_frf(f)
+    M, D, K = matrices_from_frequency(3.0, 0.2, SEED_K)
+    w = 2 * np.pi * f
+    for axis in (0, 3):
+        expected = 1.0 / (K[axis, axis] - M[axis, axis] * w ** 2 + 1j * D[axis, axis] * w)
+        assert np.allclose(H[:, axis, axis], expected, rtol=1e-12)
+    assert np.all(H[:, 2, :] == 0) and np.all(H[:, :, 2] == 0)
+    # seed fig 12 normalisation: stiffness times compliance = 1 at DC, 1/(2 zeta) at resonance
+    assert abs(K[0, 0] * H[0, 0, 0]) == pytest.approx(1.0)
+    assert abs(K[0, 0] * H[2, 0, 0]) == pytest.approx(1.0 / (2 * 0.2))

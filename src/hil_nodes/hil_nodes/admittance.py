@@ -218,8 +218,10 @@ class AdmittanceNode(HilLifecycleNode):
             n = round(dt / T)
             if n < 1:
                 self.counters['rejected_stamps'] += 1
-                self._warn('stamp', WARN, 'duplicate or out-of-order wrench stamp rejected',
-                           stamp_ns=stamp, last_stamp_ns=self._last_stamp)
+                why = ('duplicate or out-of-order wrench stamp rejected' if dt <= 0 else
+                       'wrench stamp advanced by less than half a period: rejected (is the F/T '
+                       "publish_rate faster than 1/'period'?)")
+                self._warn('stamp', WARN, why, stamp_ns=stamp, last_stamp_ns=self._last_stamp)
                 return
             if abs(dt - n * T) > self.p.stamp_tolerance * T:
                 self.counters['jitter'] += 1
