@@ -10,6 +10,7 @@ NODES = [
     'container',
     'supervisor',
     'kinematics',
+    'ft_sensor',
 ]
 
 setup(

@@ -1,0 +1,118 @@
+"""ft_sensor with source netft against the hil_sim Net F/T device over loopback UDP (real time),
+and the node run standalone as `python -m hil_nodes.ft_sensor` (mock source)."""
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_srvs.srv import Trigger
+
+from hil_core.ft.netft_client import NetFTClient
+from hil_core.load_profiles import LoadProfile
+from hil_nodes import topics
+from hil_nodes.convert import array_to_wrench, ns_to_stamp, stamp_to_ns, wrench_to_array
+from hil_nodes.ft_sensor import FtSensorNode
+from hil_sim.netft_device import NetFTDevice
+
+LOAD = [2.0, -1.0, 15.0, 0.2, -0.1, 0.05]
+BEST_EFFORT = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
+
+
+def _ft(ros, port, **params):
+    base = dict(source='netft', sensor_ip='127.0.0.1', sensor_port=port, sample_rate=1600.0,
+                receive_timeout=0.2, diag_period=0.2)
+    base.update(params)
+    return ros.add_node(FtSensorNode(context=ros.context,
+                                     parameter_overrides=[Parameter(k, value=v) for k, v in base.items()]))
+
+
+def _diag(ros):
+    return ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
+
+
+def _values(diag, key):
+    return [dict((kv.key, kv.value) for kv in s.values).get(key) for d in diag for s in d.status
+            if s.hardware_id == 'ft_sensor' and any(kv.key == key for kv in s.values)]
+
+
+def test_netft_stream_losses_bias_and_stop(ros):
+    prof = LoadProfile([{'type': 'constant', 'wrench': LOAD}])
+    with NetFTDevice(rate=1600.0, profile=prof, drop=0.02, seed=5) as dev:
+        node = _ft(ros, dev.address[1], hardware_bias=True)
+        out = ros.collect(WrenchStamped, topics.FT_WRENCH, BEST_EFFORT)
+        diag = _diag(ros)
+        ros.bring_up('ft_sensor')
+        ros.spin_until(lambda: len(out) >= 50, timeout=20, what='filtered wrenches from the Net F/T')
+        assert np.max(np.abs(wrench_to_array(out[-1].wrench) - LOAD)) < 1e-6        # counts -> SI
+        stamps = [stamp_to_ns(m.header.stamp) for m in out]
+        assert all(b > a for a, b in zip(stamps, stamps[1:]))
+        ros.spin_until(lambda: any(v not in (None, '0') for v in _values(diag, 'lost_packets')), timeout=20,
+                       what='lost packets in the diagnostics')
+        assert _values(diag, 'status_word')[-1] == '0x00000000'
+        # hardware bias: 0x0042 to the box, the wrench settles at zero
+        res = ros.call(Trigger, topics.FT_BIAS)
+        assert res.success and '0x0042' in res.message
+        ros.spin_until(lambda: dev.counters['biases'] == 1, timeout=10, what='bias command at the device')
+        n = len(out)
+        ros.spin_until(lambda: len(out) > n + 40, timeout=20, what='wrenches after the bias')
+        assert np.max(np.abs(wrench_to_array(out[-1].wrench))) < 1e-3
+        assert ros.change_state('ft_sensor', 'deactivate')
+        ros.spin_until(lambda: not dev.streaming, timeout=10, what='stop command at the device')
+        tracker = node.source.client.tracker
+        kernel = node.source.client.socket_drops()
+        assert tracker.lost == dev.counters['dropped'] + kernel
+        assert dev.counters['stops'] == 1
+
+
+def test_silent_sensor_says_only_one_client(ros):
+    with NetFTDevice(rate=500.0) as dev:
+        other = NetFTClient(*dev.address, timeout=0.5)       # somebody else is streaming already
+        other.start()
+        assert len(other.receive()) > 0
+        _ft(ros, dev.address[1], receive_timeout=0.1, reconnect_backoff_max=0.2)
+        out = ros.collect(WrenchStamped, topics.FT_WRENCH, BEST_EFFORT)
+        diag = _diag(ros)
+        ros.bring_up('ft_sensor')
+        ros.spin_until(lambda: any('Only one client can stream' in s.message for d in diag for s in d.status
+                                   if s.level == b'\x02'), timeout=20, what='sensor silent ERROR')
+        ros.spin_until(lambda: dev.counters['refused_clients'] >= 2, timeout=20, what='re-requests with backoff')
+        assert out == []
+        other.close()
+
+
+def test_corrupt_and_status_error_never_published(ros):
+    prof = LoadProfile([{'type': 'constant', 'wrench': LOAD}])
+    with NetFTDevice(rate=1000.0, profile=prof, corrupt=0.05, status_word=0x80000000, seed=2) as dev:
+        node = _ft(ros, dev.address[1], sample_rate=1000.0)
+        out = ros.collect(WrenchStamped, topics.FT_WRENCH, BEST_EFFORT)
+        raw = ros.collect(WrenchStamped, topics.FT_WRENCH_RAW, BEST_EFFORT)
+        diag = _diag(ros)
+        ros.bring_up('ft_sensor')
+        errors = lambda text: [s.message for d in diag for s in d.status if s.level == b'\x02' and text in s.message]
+        ros.spin_until(lambda: errors('wrong length'), timeout=20, what='wrong-length ERROR')
+        ros.spin_until(lambda: errors('status'), timeout=20, what='status-word ERROR')
+        ros.spin_until(lambda: node.chain.counters['status'] > 200, timeout=20, what='flagged samples')
+        assert out == [] and raw == []
+        assert node.bad_packets > 0
+
+
+def test_standalone_process_lifecycle(ros):
+    proc = ros.spawn('hil_nodes.ft_sensor', ['-p', 'source:=mock', '-p', 'lockstep:=true'])
+    ros.spin_until(lambda: '/ft_sensor/change_state' in dict(ros.node.get_service_names_and_types()),
+                   timeout=30, what='ft_sensor process')
+    assert ros.get_state('ft_sensor') == 'unconfigured'
+    ros.bring_up('ft_sensor')
+    pub = ros.node.create_publisher(WrenchStamped, topics.MOCK_FT_WRENCH, QoSProfile(depth=100))
+    out = ros.collect(WrenchStamped, topics.FT_WRENCH, QoSProfile(depth=100))
+    ros.wait_for_subscribers(topics.MOCK_FT_WRENCH)
+    ros.wait_for_publishers(topics.FT_WRENCH)
+    for k in range(1, 5):
+        msg = WrenchStamped(wrench=array_to_wrench(LOAD))
+        msg.header.stamp = ns_to_stamp(k * 625_000)
+        pub.publish(msg)
+    ros.spin_until(lambda: out, timeout=20, what='wrench from the ft_sensor process')
+    assert stamp_to_ns(out[0].header.stamp) == 2_500_000
+    assert ros.change_state('ft_sensor', 'deactivate') and ros.change_state('ft_sensor', 'cleanup')
+    assert ros.change_state('ft_sensor', 'shutdown')
+    assert proc.proc.poll() is None or proc.proc.returncode == 0
