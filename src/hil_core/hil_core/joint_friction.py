@@ -57,7 +57,7 @@ class FrictionParams:
 class JointFriction:
     """LuGre friction of n joints with the closed-form, implicit fixed-step solution."""
 
-    ITERATIONS = 30
+    ITERATIONS = 40
 
     def __init__(self, params: FrictionParams):
         params.validate()
@@ -110,13 +110,13 @@ class JointFriction:
             f, df, _ = phi(v)
             lo = np.where(f < 0, v, lo)
             hi = np.where(f > 0, v, hi)
-            v_new = v - f / df
-            outside = (v_new <= lo) | (v_new >= hi) | ~np.isfinite(v_new)
-            v_new = np.where(outside, 0.5 * (lo + hi), v_new)
-            if np.all(np.abs(v_new - v) <= 1e-13 * (1.0 + np.abs(v))):
-                v = v_new
+            dv = f / df
+            if np.all(np.abs(dv) <= 1e-12 * (1.0 + np.abs(v))):
+                v = v - dv
                 break
-            v = v_new
+            v_new = v - dv
+            outside = (v_new < lo) | (v_new > hi) | ~np.isfinite(v_new)
+            v = np.where(outside, 0.5 * (lo + hi), v_new)
         _, _, z = phi(v)
         f_next = p.sigma0 * z + p.sigma1 * (z - z0) / h + p.sigma2 * v
         self.z = z
