@@ -16,7 +16,7 @@ from visualization_msgs.msg import MarkerArray
 
 from hil_core import hexaslide as hx
 from hil_nodes import qos, topics
-from hil_nodes.convert import ns_to_stamp, pose_to_array, stamp_to_ns
+from hil_nodes.convert import array_to_pose, ns_to_stamp, pose_to_array, stamp_to_ns
 from hil_nodes.kinematics import KinematicsNode
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -135,7 +135,6 @@ def test_fk_and_ik_queries(ros):
     ros.spin_until(lambda: rig.fk_out, 10, 'FK response')
     assert stamp_to_ns(rig.fk_out[0].header.stamp) == 42 and rig.fk_out[0].header.frame_id == 'hexapod_base'
     assert pose_error(pose_to_array(rig.fk_out[0].pose), pose) < 1e-9
-    from hil_nodes.convert import array_to_pose
     for stamp, p, frame in ((43, pose, 'hexapod_base'), (44, pose + [0, 0, 0.3, 0, 0, 0, 0], ''),
                             (45, pose, 'world')):
         msg = PoseStamped(pose=array_to_pose(p))
@@ -211,3 +210,64 @@ def test_a_flood_of_bad_samples_is_counted_but_reported_once_per_interval(ros):
     ros.spin_until(lambda: rig.statuses('non-finite'), 10, 'diagnostic')
     ros.spin_for(0.2)
     assert len(rig.statuses('non-finite')) == 1
+
+
+def test_joint_states_of_the_mock_hexapod_give_the_commanded_pose(ros):
+    """Lockstep with hil_sim.mock_hexapod: the test commands a smooth move to a target pose's
+    sliders frame by frame; after servo settling the estimated TCP pose equals the target."""
+    from builtin_interfaces.msg import Duration
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from hil_sim.mock_hexapod import MockHexapodNode
+    mock = ros.add_node(MockHexapodNode(context=ros.context, parameter_overrides=[
+        Parameter('lockstep', value=True), Parameter('time_scale', value=0.0)]))
+    rig = Rig(ros)
+    states = ros.collect(JointState, topics.JOINT_STATES, RELIABLE)
+    cmd = ros.node.create_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY, RELIABLE)
+    target = hx.poses_from_offsets(GEOM, [0.03, -0.015, 0.01, 0.05, -0.08, 0.03])[0]
+    q_target = hx.inverse_kinematics(GEOM, target).q[0]
+    rig.up()
+    ros.bring_up('mock_hexapod')
+    ramp, frames = 0.4, 320                                  # s of smooth ramp, frames in total (0.8 s)
+
+    def setpoint(t):
+        s = min(max(t / ramp, 0.0), 1.0)
+        return q_target * s * s * (3 - 2 * s)
+    answered = set()
+    t0 = None
+    while len(answered) < frames:
+        ros.spin_until(lambda: states and stamp_to_ns(states[-1].header.stamp) not in answered, 20, 'frame')
+        stamp = stamp_to_ns(states[-1].header.stamp)
+        t0 = stamp if t0 is None else t0
+        msg = JointTrajectory(joint_names=NAMES)
+        msg.header.stamp = states[-1].header.stamp
+        for j in range(1, 5):
+            dt = j * 625_000
+            pt = JointTrajectoryPoint(positions=[float(v) for v in setpoint((stamp - t0 + dt) * 1e-9)])
+            pt.time_from_start = Duration(sec=0, nanosec=dt)
+            msg.points.append(pt)
+        cmd.publish(msg)
+        answered.add(stamp)
+    last = max(answered)
+    ros.spin_until(lambda: any(stamp_to_ns(p.header.stamp) == last for p in rig.poses), 20, 'last pose')
+    final = next(p for p in rig.poses if stamp_to_ns(p.header.stamp) == last)
+    assert pose_error(pose_to_array(final.pose), target) < 1e-7       # servo settled
+    assert mock.rejected_commands == 0
+    stamps = [stamp_to_ns(p.header.stamp) for p in rig.poses]
+    assert stamps == sorted(set(stamps)) and len(stamps) >= frames - 1
+
+
+def test_standalone_process_with_params_file(ros):
+    """`python -m hil_nodes.kinematics --ros-args --params-file config/kinematics.yaml`."""
+    poses = ros.collect(PoseStamped, topics.KINEMATICS_TCP_POSE, RELIABLE)
+    proc = ros.spawn('hil_nodes.kinematics', ['--params-file', str(ROOT / 'config' / 'kinematics.yaml')])
+    ros.bring_up('kinematics', timeout=40)                  # waits for the process's services
+    pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, RELIABLE)
+    ros.wait_for_subscribers(topics.JOINT_STATES)
+    pose = hx.random_poses(GEOM, 1, rng=6)[0]
+    msg = JointState(name=NAMES, position=[float(v) for v in hx.inverse_kinematics(GEOM, pose).q[0]])
+    msg.header.stamp = ns_to_stamp(7_000_000_000)
+    pub.publish(msg)
+    ros.spin_until(lambda: poses, 20, 'pose from the node process')
+    assert pose_error(pose_to_array(poses[0].pose), pose) < 1e-9
+    assert proc.stop() == 0, proc.output()
