@@ -9,7 +9,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
 from hil_nodes import qos, topics
-from hil_nodes.convert import stamp_to_ns
+from hil_nodes.convert import ns_to_stamp, stamp_to_ns
 from hil_sim.mock_hexapod import MockHexapodNode
 from hil_sim.reference_source import ReferenceSourceNode
 
@@ -125,3 +125,40 @@ def test_real_time_uses_latest_mode_and_reaches_synchronized(ros):
     pos = np.array([states[s][0] for s in stamps])
     gaps = np.diff(stamps)[:, None] / T_NS          # best-effort stream: a frame may be missing
     assert np.all(np.abs(np.diff(pos, axis=0)) <= 0.2 * 2.5e-3 * gaps + 1e-9)
+
+
+def test_bad_parameter_refused_and_bad_joint_states_never_command_a_jump(ros):
+    import pathlib
+
+    from trajectory_msgs.msg import JointTrajectory
+    config = pathlib.Path(__file__).resolve().parents[2] / 'config' / 'reference_source.yaml'
+    diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
+    ros.spawn('hil_sim.reference_source', ['--params-file', str(config), '-p', 'amplitudes:=[0.5,0.5,0.5,0.5,0.5,0.5]'])
+    assert not ros.change_state('reference_source', 'configure', timeout=30)
+    ros.spin_until(lambda: any('peak velocity' in st.message and st.hardware_id == 'reference_source'
+                               for arr in diag for st in arr.status), 10, 'refusal naming the cause')
+    # In-process source (other name) fed by hand: NaN joints before any setpoint -> no command;
+    # good joints -> hold them; NaN afterwards -> keep the last setpoint, never a jump.
+    source = ros.add_node(ReferenceSourceNode('ref_b', context=ros.context,
+                                              parameter_overrides=[Parameter('lockstep', value=True)]))
+    cmds = ros.collect(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY, 50)
+    frame_pub = ros.node.create_publisher(Header, topics.HIL_FRAME, qos.stream(True))
+    js_pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, qos.stream(True))
+    ros.bring_up('ref_b')
+    ros.wait_for_subscribers(topics.HIL_FRAME)
+    ros.wait_for_subscribers(topics.JOINT_STATES)
+    names = [f'slider_{i}' for i in range(1, 7)]
+    here = [0.003, 0.0, -0.002, 0.001, 0.0, 0.0]
+    for k, pos in enumerate([[float('nan')] * 6, here, [float('nan')] * 6, here[:5]]):
+        stamp = ns_to_stamp(k * T_NS)
+        js_pub.publish(JointState(header=Header(stamp=stamp), name=names[:len(pos)], position=pos))
+        frame_pub.publish(Header(stamp=stamp, frame_id='IDLE'))
+        expected = [(1, 0), (1, 1), (2, 2), (3, 3)][k]          # (bad joint states, commands)
+        ros.spin_until(lambda: (source.bad_joint_states, source.frames) == expected, 10, f'frame {k}')
+    ros.spin_until(lambda: len(cmds) == 3, 10, 'three commands')
+    assert [stamp_to_ns(c.header.stamp) for c in cmds] == [T_NS, 2 * T_NS, 3 * T_NS]
+    for c in cmds:
+        for pt in c.points:
+            np.testing.assert_allclose(pt.positions, here, atol=1e-12)
+            np.testing.assert_allclose(pt.velocities, 0.0, atol=1e-12)
+    assert source.bad_joint_states == 3

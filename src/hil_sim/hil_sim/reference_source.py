@@ -69,6 +69,11 @@ class ReferenceSourceNode(HilLifecycleNode):
         problem = self._script_config(p).problem()
         return f'script parameters: {problem}' if problem else None
 
+    def apply_parameters(self, changed: set[str]) -> None:
+        if not self.active:         # accepted while inactive: restart the script from IDLE
+            self.motion = ScriptedMotion(self._script_config(self.p))
+            self.n_points = int(round(self.p.frame_period / self.p.servo_period))
+
     # --- lifecycle ---------------------------------------------------------------------------
     def configure_node(self) -> None:
         p = self.p
@@ -131,9 +136,9 @@ class ReferenceSourceNode(HilLifecycleNode):
         measured = self._measured(joints)
         t = t_ns * 1e-9
         if measured is None:
-            last = self.motion.segment
-            measured = np.zeros(len(self.p.joint_names)) if last is None else \
-                last.evaluate(np.array([t]))[0][0]
+            if self.motion.segment is None:
+                return     # nothing safe to command yet: the drives hold (lockstep: late command)
+            measured = self.motion.segment.evaluate(np.array([t]))[0][0]
         dt = self.p.servo_period
         offsets = dt * np.arange(1, self.n_points + 1)
         pos, vel, events = self.motion.frame(t, mode, measured, t + offsets)
