@@ -2,6 +2,8 @@
 identification, bumpless changes, masks, scaling, equilibrium, rotations at large angles."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
@@ -254,3 +256,39 @@ def test_compliance_frf_is_the_closed_form():
     # seed fig 12 normalisation: stiffness times compliance = 1 at DC, 1/(2 zeta) at resonance
     assert abs(K[0, 0] * H[0, 0, 0]) == pytest.approx(1.0)
     assert abs(K[0, 0] * H[2, 0, 0]) == pytest.approx(1.0 / (2 * 0.2))
+
+
+def test_bad_wrench_never_reaches_the_state():
+    model = seed_model()
+    model.step([10.0, 0, 0, 0, 0, 0])
+    x = model.x.copy()
+    for bad in ([np.nan, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, np.inf], [1.0] * 5, [[1.0] * 6]):
+        with pytest.raises(ValueError, match='6 finite'):
+            model.step(bad)
+    assert np.array_equal(model.x, x)
+
+
+@settings(max_examples=30, deadline=None)
+@given(fn=st.tuples(st.floats(0.2, 20.0), st.floats(0.2, 20.0)),
+       zeta=st.tuples(st.floats(0.0, 2.0), st.floats(0.0, 2.0)),
+       k=st.tuples(st.floats(10.0, 1e5), st.floats(10.0, 1e5)),
+       change_at=st.integers(1, 80), seed=st.integers(0, 10_000))
+def test_property_online_change_never_steps_the_pose(fn, zeta, k, change_at, seed):
+    """Whatever the old and new model, after an online change the output is the continuous
+    trajectory of the new model starting exactly where the old one was (pose and twist): the
+    reference is continuous across the change (checked against solve_ivp)."""
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=(100, 6)) * 50
+    model = LtiAdmittanceModel(*matrices_from_frequency(fn[0], zeta[0], [k[0]] * 6), T)
+    for i in range(change_at):
+        model.step(w[i])
+    q, qd = model.q.copy(), model.qd.copy()
+    M, D, K = matrices_from_frequency(fn[1], zeta[1], [k[1]] * 6)
+    model.set_matrices(M, D, K)
+    assert np.array_equal(model.q, q) and np.array_equal(model.qd, qd)
+    model.step(w[change_at])
+    Mi = np.linalg.inv(M)
+    sol = solve_ivp(lambda t, s: np.concatenate([s[6:], Mi @ (w[change_at] - D @ s[6:] - K @ s[:6])]),
+                    (0.0, T), np.concatenate([q, qd]), method='DOP853', rtol=1e-12, atol=1e-15)
+    scale = max(np.max(np.abs(q)), np.max(np.abs(qd)) * T, 1e-6)
+    assert np.max(np.abs(model.q - sol.y[:6, -1])) < 1e-8 * scale

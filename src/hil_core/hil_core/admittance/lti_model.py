@@ -230,8 +230,14 @@ class LtiAdmittanceModel:
 
     # --- inputs --------------------------------------------------------------------------------------
     def generalized_force(self, wrench):
-        """Wrench (6, in ``wrench_frame``) -> scaled control-frame force on the enabled DOFs."""
+        """Wrench (6, in ``wrench_frame``) -> scaled control-frame force on the enabled DOFs.
+
+        A wrench of the wrong size or with NaN/inf is refused (ValueError) before it can reach
+        the state: one bad sample must never poison the model for the rest of a run.
+        """
         w = np.asarray(wrench, dtype=float)
+        if w.shape != (6,) or not np.isfinite(w).all():
+            raise ValueError(f'wrench must be 6 finite values, got {w.tolist()}')
         if self.wrench_frame == 'body':
             R = quat_to_matrix(rotvec_to_quat(self.q[3:6])) @ self._home_rot
             w = np.concatenate([R @ w[:3], R @ w[3:6]])
