@@ -154,6 +154,27 @@ def test_managed_node_leaving_active_faults(ros):
     assert not ok and 'managed node b is inactive' in message
 
 
+def test_error_processing_and_finalized_fault_in_manual_mode(ros):
+    """autostart off: someone else drives the lifecycles; the supervisor still watches them."""
+    a, = dummies(ros, ['a'])
+    dummies(ros, ['b'], raise_on_activate=True)
+    sup = supervisor(ros, managed_nodes=['a', 'b'], autostart=False, **CALM)
+    assert sup.lifecycle == 'manual'
+    ros.spin_until(lambda: ros.node.count_subscribers('/a/transition_event') >= 1, 10.0,
+                   'transition_event subscription')
+    ros.bring_up('a')
+    ros.spin_until(lambda: sup.states['a'] == 'active', 10.0, 'state of a tracked from its events')
+    assert trigger(ros, topics.HIL_START)[0]          # manual mode: START allowed
+    assert ros.change_state('b', 'configure')
+    assert not ros.change_state('b', 'activate')      # raises -> ErrorProcessing -> unconfigured
+    wait_mode(ros, sup, 'FAULT')
+    assert 'managed node b entered ErrorProcessing' in sup.machine.fault_reason
+    assert trigger(ros, topics.HIL_RESET)[0]           # manual: b is not required to be active
+    a.trigger_shutdown()                               # a: active -> finalized
+    wait_mode(ros, sup, 'FAULT')
+    assert 'managed node a was finalized' in sup.machine.fault_reason
+
+
 def test_invalid_parameters_keep_the_supervisor_in_fault(ros):
     sup = supervisor(ros, heartbeat_timeout_sim=-1.0, run_duration=5, managed_nodes=['a', 'a'])
     assert sup.machine.mode.value == 'FAULT'

@@ -12,6 +12,7 @@ from hil_nodes.runner import main_for
 class DummyManaged(HilLifecycleNode):
     PARAMS = (
         Param('refuse_configure', bool, False, 'fail on_configure (tests the supervisor\'s FAULT path)'),
+        Param('raise_on_activate', bool, False, 'raise in on_activate: the node goes to ErrorProcessing'),
     )
 
     def __init__(self, node_name: str = 'dummy_managed', journal: Callable[[str, str], None] | None = None,
@@ -25,6 +26,8 @@ class DummyManaged(HilLifecycleNode):
         self._journal(self.get_name(), 'configure')
 
     def activate_node(self) -> None:
+        if self.p.raise_on_activate:
+            raise RuntimeError('activation blew up on purpose')
         self._journal(self.get_name(), 'activate')
 
     def deactivate_node(self) -> None:
