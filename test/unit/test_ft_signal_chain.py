@@ -203,3 +203,11 @@ def test_wrong_shapes_and_counts():
         sc.ChainConfig(publish_rate=2000.0)
     with pytest.raises(ValueError):
         design_sos(2, 900.0, FS)
+
+
+def test_single_orientation_row_matches_vectorised_gravity():
+    cfg = sc.ChainConfig(payload_mass=3.1, payload_cog=(0.02, -0.01, 0.07))
+    chain = sc.SignalChain(cfg)
+    for q in _random_quats(10, 5):
+        R = rotations.quat_to_matrix(q)
+        assert np.allclose(chain._gravity_row(R), sc.gravity_wrench(R, 3.1, cfg.payload_cog), atol=1e-12)

@@ -31,9 +31,11 @@ class NetFTDevice:
     def __init__(self, host: str = '127.0.0.1', port: int = 0, rate: float = 1600.0,
                  profile: LoadProfile | None = None, counts_per_force: float = 1e6,
                  counts_per_torque: float = 1e6, drop: float = 0.0, reorder: float = 0.0,
-                 corrupt: float = 0.0, status_word: int = 0, first_sequence: int = 0, seed: int = 0):
-        if not 0.0 < rate <= MAX_RATE:
-            raise ValueError(f'rate {rate} Hz must be in (0, {MAX_RATE}] (Net F/T maximum)')
+                 corrupt: float = 0.0, status_word: int = 0, first_sequence: int = 0, seed: int = 0,
+                 max_rate: float = MAX_RATE):
+        # max_rate: the Net F/T limit; only the bench lifts it, to find this machine's UDP limit
+        if not 0.0 < rate <= max_rate:
+            raise ValueError(f'rate {rate} Hz must be in (0, {max_rate}] (Net F/T maximum {MAX_RATE})')
         for name, p in (('drop', drop), ('reorder', reorder), ('corrupt', corrupt)):
             if not 0.0 <= p < 1.0:
                 raise ValueError(f'{name} probability {p} must be in [0, 1)')
