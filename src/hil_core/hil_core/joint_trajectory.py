@@ -29,6 +29,16 @@ def _as_points(values, n_points: int, what: str, allow_empty: bool):
     return rows, ''
 
 
+def _check_rows(rows, n: int, plural: str, singular: str) -> str:
+    for i, r in enumerate(rows):
+        if r.size != n:
+            return f'wrong joint count: point {i} has {r.size} {plural} for {n} joints'
+    finite = np.isfinite(np.asarray(rows))
+    if not np.all(finite):
+        return f'non-finite (NaN/inf) {singular} in point {int(np.argwhere(~finite)[0][0])}'
+    return ''
+
+
 def validate_joint_trajectory(joint_names: Sequence[str], expected_names: Sequence[str],
                               times: Sequence[float], positions: Sequence[Sequence[float]],
                               velocities: Sequence[Sequence[float]] | None = None,
@@ -67,31 +77,28 @@ def validate_joint_trajectory(joint_names: Sequence[str], expected_names: Sequen
     rows, problem = _as_points(positions, t.size, 'positions', allow_empty=False)
     if problem:
         return False, problem
-    for i, r in enumerate(rows):
-        if r.size != n:
-            return False, f'wrong joint count: point {i} has {r.size} positions for {n} joints'
-        if not np.all(np.isfinite(r)):
-            return False, f'non-finite (NaN/inf) position in point {i}'
+    problem = _check_rows(rows, n, 'positions', 'position')
+    if problem:
+        return False, problem
     vrows = None
     if velocities is not None:
         vrows, problem = _as_points(velocities, t.size, 'velocities', allow_empty=True)
         if problem:
             return False, problem
-        for i, r in enumerate(vrows or ()):
-            if r.size != n:
-                return False, f'wrong joint count: point {i} has {r.size} velocities for {n} joints'
-            if not np.all(np.isfinite(r)):
-                return False, f'non-finite (NaN/inf) velocity in point {i}'
+        problem = _check_rows(vrows, n, 'velocities', 'velocity') if vrows is not None else ''
+        if problem:
+            return False, problem
     order = [names.index(e) for e in expected]
     p = np.asarray(rows)[:, order]
     lo = None if position_min is None else np.asarray(position_min, dtype=float)
     hi = None if position_max is None else np.asarray(position_max, dtype=float)
-    for i, row in enumerate(p):
-        for j, value in enumerate(row):
-            if (lo is not None and value < lo[j]) or (hi is not None and value > hi[j]):
-                return False, (f'position {value:.6g} of {expected[j]} in point {i} is beyond its limits '
-                               f'[{lo[j] if lo is not None else -np.inf:.6g}, '
-                               f'{hi[j] if hi is not None else np.inf:.6g}]')
+    lo = np.full(n, -np.inf) if lo is None else lo
+    hi = np.full(n, np.inf) if hi is None else hi
+    beyond = (p < lo) | (p > hi)
+    if np.any(beyond):
+        i, j = map(int, np.argwhere(beyond)[0])
+        return False, (f'position {p[i, j]:.6g} of {expected[j]} in point {i} is beyond its limits '
+                       f'[{lo[j]:.6g}, {hi[j]:.6g}]')
     if vrows is not None and velocity_max is not None:
         v = np.asarray(vrows)[:, order]
         vmax = np.asarray(velocity_max, dtype=float)
@@ -128,33 +135,24 @@ def sample_knots(knot_t: np.ndarray, knot_p: np.ndarray, knot_v: np.ndarray | No
     knot_p = np.atleast_2d(np.asarray(knot_p, dtype=float))
     t = np.asarray(t, dtype=float)
     n_knots = knot_t.size
-    pos = np.empty((t.size, knot_p.shape[1]))
-    vel = np.zeros_like(pos)
     if n_knots < 2:
-        pos[:] = knot_p[0]
-        return pos, vel
-    before = t < knot_t[0]
-    after = t > knot_t[-1]
-    pos[before] = knot_p[0]
-    pos[after] = knot_p[-1]
-    inside = ~(before | after)
-    if not np.any(inside):
-        return pos, vel
-    ti = t[inside]
-    seg = np.clip(np.searchsorted(knot_t, ti, side='right') - 1, 0, n_knots - 2)
+        return np.tile(knot_p[0], (t.size, 1)), np.zeros((t.size, knot_p.shape[1]))
+    # Clamping t to the knot span gives the held positions outside it; velocities there are 0.
+    tc = np.clip(t, knot_t[0], knot_t[-1])
+    outside = ((t < knot_t[0]) | (t > knot_t[-1]))[:, None]
+    seg = np.clip(np.searchsorted(knot_t, tc, side='right') - 1, 0, n_knots - 2)
     t0, t1 = knot_t[seg], knot_t[seg + 1]
     dt = (t1 - t0)[:, None]
-    s = ((ti - t0) / (t1 - t0))[:, None]
+    s = ((tc - t0) / (t1 - t0))[:, None]
     p0, p1 = knot_p[seg], knot_p[seg + 1]
     if knot_v is None:
-        pos[inside] = p0 + s * (p1 - p0)
-        vel[inside] = (p1 - p0) / dt
-        return pos, vel
+        vel = (p1 - p0) / dt
+        return p0 + s * (p1 - p0), np.where(outside, 0.0, vel)
     knot_v = np.atleast_2d(np.asarray(knot_v, dtype=float))
     v0, v1 = knot_v[seg] * dt, knot_v[seg + 1] * dt   # tangents in the unit parameter
     s2, s3 = s * s, s * s * s
     h00, h10, h01, h11 = 2 * s3 - 3 * s2 + 1, s3 - 2 * s2 + s, -2 * s3 + 3 * s2, s3 - s2
     d00, d10, d01, d11 = 6 * s2 - 6 * s, 3 * s2 - 4 * s + 1, -6 * s2 + 6 * s, 3 * s2 - 2 * s
-    pos[inside] = h00 * p0 + h10 * v0 + h01 * p1 + h11 * v1
-    vel[inside] = (d00 * p0 + d10 * v0 + d01 * p1 + d11 * v1) / dt
-    return pos, vel
+    pos = h00 * p0 + h10 * v0 + h01 * p1 + h11 * v1
+    vel = (d00 * p0 + d10 * v0 + d01 * p1 + d11 * v1) / dt
+    return pos, np.where(outside, 0.0, vel)
