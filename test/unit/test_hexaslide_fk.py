@@ -51,14 +51,14 @@ def test_cold_start_from_home_converges_on_a_workspace_grid(method, name):
         assert res.residual < 1e-9
 
 
-@pytest.mark.parametrize('method', METHODS)
+@pytest.mark.parametrize('method, predict', [('newton', False), ('jfmd', False), ('newton', True)])
 @pytest.mark.parametrize('name', hx.ROBOTS)
 @pytest.mark.parametrize('periods', [(2.0, 2.6, 3.1, 2.3, 1.9, 3.7), (1.0, 1.3, 1.1, 1.2, 0.9, 1.5)])
-def test_warm_start_along_a_1khz_trajectory_needs_at_most_two_iterations(method, name, periods):
+def test_warm_start_along_a_1khz_trajectory_needs_at_most_two_iterations(method, predict, name, periods):
     g = hx.load_geometry(name)
     traj = hx.sinusoid_trajectory(g, duration=1.0, rate=1000.0, periods=periods)
     q = hx.inverse_kinematics(g, traj).q
-    fk = hx.ForwardKinematics(g, method=method)
+    fk = hx.ForwardKinematics(g, method=method, predict=predict)
     fk.reset(traj[0])
     iterations = []
     for k, qk in enumerate(q):
@@ -74,6 +74,7 @@ def test_newton_and_jfmd_agree_and_refresh_mode_works():
     poses = hx.random_poses(GEOM, 50, rng=13)
     q = hx.inverse_kinematics(GEOM, poses).q
     solvers = [hx.ForwardKinematics(GEOM, method=m, chord=c) for m in METHODS for c in (True, False)]
+    solvers.append(hx.ForwardKinematics(GEOM, predict=True))   # extrapolating between far poses
     for qk in q:
         results = [s.solve(qk) for s in solvers]
         assert all(r.converged for r in results)

@@ -53,8 +53,8 @@ class _Hexaslide:
         self.geom = hx.load_geometry(p.robot, _resolve(p.geometry_file) if p.geometry_file else None)
         self.joint_names = list(self.geom.joint_names)
         opts = dict(method=p.fk_method, tol=p.fk_tolerance, max_iter=p.fk_max_iterations)
-        self.fk_rt = hx.ForwardKinematics(self.geom, **opts)       # warm-started stream
-        self.fk_query = hx.ForwardKinematics(self.geom, **opts)    # queries: cold from home
+        self.fk_rt = hx.ForwardKinematics(self.geom, predict=p.fk_predict, **opts)   # warm-started stream
+        self.fk_query = hx.ForwardKinematics(self.geom, **opts)                      # queries: cold from home
 
     def fk(self, q):
         res = self.fk_rt.solve(q)
@@ -106,6 +106,8 @@ class KinematicsNode(HilLifecycleNode):
               choices=('newton', 'jfmd')),
         Param('fk_tolerance', float, 1e-9, 'FK convergence tolerance (m, rad)', range=(1e-14, 1e-3)),
         Param('fk_max_iterations', int, 50, 'FK iteration limit per sample', range=(1, 1000)),
+        Param('fk_predict', bool, True, 'warm start from a constant-velocity extrapolation of the two last '
+              'estimates (periodic joint states) instead of the last estimate'),
         Param('diagnostic_interval', float, 0.5, 'at most one diagnostic per kind of bad input per interval '
               '(s wall; no flooding at 1 kHz), every occurrence is counted', range=(0.0, 60.0)),
         Param('marker_rate', float, 30.0, 'MarkerArray rate limit in joint-sample time (Hz, 0 = off)',

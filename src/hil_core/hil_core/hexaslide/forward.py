@@ -14,7 +14,9 @@ Both keep the inverted Jacobian between iterations and between calls (chord / Sh
 Newton) while its steps stay below ``refresh_step`` and contract fast enough that the next step
 is predicted below ``tol``; otherwise it is recomputed at the current iterate, so far from the
 solution the iteration is plain damped Newton. A warm-started solve along a 1 kHz trajectory
-then needs no inversion at all. ``chord=False`` recomputes it at least once per call.
+needs at most one inversion. ``chord=False`` recomputes it at least once per call.
+``predict=True`` starts from a constant-velocity extrapolation of the two last estimates
+instead of the last one (for periodic samples; fewer Jacobian refreshes).
 Convergence: the step computed from the residual at the current iterate is below ``tol`` in
 translation [m] and rotation [rad]; that last sub-tolerance correction is applied and not
 counted in ``iterations``. A solve that does not converge returns ``converged=False`` with a
@@ -70,12 +72,25 @@ def _rotate_quat(wx, wy, wz, x, y, z, w):
     return nx * n, ny * n, nz * n, nw * n
 
 
+def _extrapolate(a, b):
+    """Constant-velocity prediction from the two last estimates: b + (b - a), rotation b a^-1 b."""
+    ax, ay, az, aw = -a[3], -a[4], -a[5], a[6]                     # a^-1
+    bx, by, bz, bw = b[3], b[4], b[5], b[6]
+    dx = bw * ax + bx * aw + by * az - bz * ay                     # d = b * a^-1
+    dy = bw * ay - bx * az + by * aw + bz * ax
+    dz = bw * az + bx * ay - by * ax + bz * aw
+    dw = bw * aw - bx * ax - by * ay - bz * az
+    return (2 * b[0] - a[0], 2 * b[1] - a[1], 2 * b[2] - a[2],
+            dw * bx + dx * bw + dy * bz - dz * by, dw * by - dx * bz + dy * bw + dz * bx,
+            dw * bz + dx * by - dy * bx + dz * bw, dw * bw - dx * bx - dy * by - dz * bz)
+
+
 class ForwardKinematics:
     """Slider displacements (from home) -> TCP pose, warm-started (see module docstring)."""
 
     def __init__(self, geom: HexaslideGeometry, method: str = 'newton', tol: float = 1e-9,
                  max_iter: int = 50, fd_step: float = 1e-7, max_halvings: int = 30,
-                 refresh_step: float = 1e-3, chord: bool = True):
+                 refresh_step: float = 1e-3, chord: bool = True, predict: bool = False):
         if method not in ('newton', 'jfmd'):
             raise ValueError(f"method must be 'newton' or 'jfmd', got {method!r}")
         if not (tol > 0 and max_iter >= 1 and fd_step > 0):
@@ -88,12 +103,15 @@ class ForwardKinematics:
         self.max_halvings = int(max_halvings)
         self.refresh_step = float(refresh_step)
         self.chord = bool(chord)
+        self.predict = bool(predict)
         if np.any(np.abs(geom.platform_joints[:, 2]) > 0):
             raise ValueError('the platform joints must lie in the TCP plane (b_z = 0)')
-        self._b = [(float(b[0]), float(b[1])) for b in geom.platform_joints]
-        self._u = [tuple(map(float, u)) for u in geom.guide_directions]
-        self._c = [tuple(map(float, c)) for c in geom.guide_origins]
-        self._qh = [float(v) for v in geom.q_home]
+        if np.any(geom.guide_origins[:, 2] != 0) or np.any(geom.guide_directions[:, 2] != 0):
+            raise ValueError('the guides must lie in the base joint plane z = 0')
+        # per leg: b_x, b_y, home slider x, y, guide u_x, u_y (everything at z = 0)
+        home = geom.guide_origins + geom.q_home[:, None] * geom.guide_directions
+        self._legs = [(float(b[0]), float(b[1]), float(h[0]), float(h[1]), float(u[0]), float(u[1]))
+                      for b, h, u in zip(geom.platform_joints, home, geom.guide_directions)]
         self._l2 = geom.link_length ** 2
         self._half_inv_l = 0.5 / geom.link_length
         self.reset()
@@ -108,6 +126,7 @@ class ForwardKinematics:
             raise ValueError('reset pose must be 7 finite values with a non-zero quaternion')
         self._state = (*pose[:3], *(v / norm for v in pose[3:]))
         self._jinv = None                           # inverse Jacobian kept for chord steps
+        self._prev = None                           # the estimate before the last (predictor)
 
     @property
     def last_pose(self) -> np.ndarray:
@@ -116,14 +135,15 @@ class ForwardKinematics:
 
     # --- residual and Jacobians --------------------------------------------------------------
     def _eval(self, s, base, jac_rows=None):
-        """Residuals f_i at state s (px, py, pz, qx, qy, qz, qw); Jacobian rows if a list is given."""
+        """Residuals f_i at state s (px, py, pz, qx, qy, qz, qw) for the slider positions ``base``
+        ((b_x, b_y, slider_x, slider_y) per leg, slider z = 0); Jacobian rows if a list is given."""
         px, py, pz = s[0], s[1], s[2]
         r00, r01, _, r10, r11, _, r20, r21, _ = _quat_to_rot(s[3], s[4], s[5], s[6])
         l2 = self._l2
         f = []
-        for (bx, by), (cx, cy, cz) in zip(self._b, base):
+        for bx, by, cx, cy in base:
             rx, ry, rz = r00 * bx + r01 * by, r10 * bx + r11 * by, r20 * bx + r21 * by
-            lx, ly, lz = px + rx - cx, py + ry - cy, pz + rz - cz
+            lx, ly, lz = px + rx - cx, py + ry - cy, pz + rz
             f.append(lx * lx + ly * ly + lz * lz - l2)
             if jac_rows is not None:
                 jac_rows.append((2 * lx, 2 * ly, 2 * lz, 2 * (ry * lz - rz * ly),
@@ -171,6 +191,8 @@ class ForwardKinematics:
         if len(q) != 6 or not all(map(math.isfinite, q)):
             return self._fail(0, 'invalid joint vector (need 6 finite values)', math.inf)
         s = self._state
+        if self.predict and self._prev is not None:
+            s = _extrapolate(self._prev, s)
         jinv = self._jinv if self.chord else None
         if guess is not None:
             try:
@@ -182,8 +204,7 @@ class ForwardKinematics:
                 return self._fail(0, 'invalid guess pose', math.inf)
             s = (g[0], g[1], g[2], g[3] / n, g[4] / n, g[5] / n, g[6] / n)
             jinv = None
-        base = [(c[0] + (qh + qi) * u[0], c[1] + (qh + qi) * u[1], c[2] + (qh + qi) * u[2])
-                for c, u, qh, qi in zip(self._c, self._u, self._qh, q)]
+        base = [(bx, by, hx + qi * ux, hy + qi * uy) for (bx, by, hx, hy, ux, uy), qi in zip(self._legs, q)]
         f = self._eval(s, base)
         merit = sum(v * v for v in f)
         tol, prev = self.tol, math.inf
@@ -204,6 +225,7 @@ class ForwardKinematics:
                 dx = (jinv @ f).tolist()
                 size = max(map(abs, dx))
             if size < tol:
+                self._prev = self._state if guess is None else None
                 self._state, self._jinv = self._step(s, dx, -1.0), jinv
                 return FKResult(pose=np.array(self._state), iterations=it, converged=True,
                                 residual=self._half_inv_l * max(map(abs, f)))
