@@ -72,9 +72,10 @@ def library(**kw):
 
 def test_impulse_reference_matches_library_and_stamps(ros):
     home = [0.0, 0.0, 0.8, 0.0, 0.0, 0.0, 1.0]
-    rig = Rig(ros, home_pose=home, control_frame='hexafloat_swl')
+    tcp = [0.05, 0.0, 0.3, 0.0, 0.0, 0.0, 1.0]
+    rig = Rig(ros, home_pose=home, control_frame='hexafloat_swl', tcp_offset=tcp)
     rig.up()
-    model = library(home=home)
+    model = library(home=home, tcp_offset=tcp)
     t0 = 1_000_000_000
     for k in range(120):
         w = np.array([400.0, -100.0, 50.0, 10.0, -5.0, 3.0]) if k < 2 else np.zeros(6)

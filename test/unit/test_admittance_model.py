@@ -292,3 +292,48 @@ def test_property_online_change_never_steps_the_pose(fn, zeta, k, change_at, see
                     (0.0, T), np.concatenate([q, qd]), method='DOP853', rtol=1e-12, atol=1e-15)
     scale = max(np.max(np.abs(q)), np.max(np.abs(qd)) * T, 1e-6)
     assert np.max(np.abs(model.q - sol.y[:6, -1])) < 1e-8 * scale
+
+
+def test_tcp_offset_moment_transfer_and_rigid_body_outputs():
+    from scipy.optimize import fsolve
+    # model reference point (e.g. floater CoG) 0.3 m below and 0.1 m behind the TCP
+    off = np.concatenate([[-0.1, 0.0, 0.3], Rotation.from_euler('z', 30, degrees=True).as_quat()])
+    home = np.array([0.0, 0.0, 0.2, 0.0, 0.0, 0.0, 1.0])
+    model = LtiAdmittanceModel(*matrices_from_frequency(2.0, 0.8, SEED_K), T, home=home, tcp_offset=off)
+    f = np.array([60.0, -40.0, 30.0])
+    for _ in range(6000):
+        model.step(np.concatenate([f, [0.0, 0.0, 0.0]]))
+    K = np.array(SEED_K)
+
+    # independent static equilibrium: K theta = (R(theta) p_off) x f, K x = f (scipy fsolve)
+    def residual(th):
+        r = Rotation.from_rotvec(th).apply(off[:3])
+        return K[3:] * th - np.cross(r, f)
+    theta = fsolve(residual, np.zeros(3), xtol=1e-14)
+    assert np.allclose(model.q[:3], f / K[:3], atol=1e-10)
+    assert np.allclose(model.q[3:], theta, atol=1e-10)
+    # the published pose is the TCP: body pose composed with the offset (scipy)
+    Rb = Rotation.from_rotvec(theta)
+    tcp = model.pose()
+    assert np.allclose(tcp[:3], home[:3] + f / K[:3] + Rb.apply(off[:3]), atol=1e-10)
+    q_exp = (Rb * Rotation.from_quat(off[3:])).as_quat()
+    assert min(np.linalg.norm(tcp[3:] - q_exp), np.linalg.norm(tcp[3:] + q_exp)) < 1e-10
+
+
+def test_tcp_offset_twist_matches_finite_differences():
+    off = np.array([0.2, -0.1, 0.4, 0.0, 0.0, 0.0, 1.0])
+    model = LtiAdmittanceModel(*matrices_from_frequency(3.0, 0.1, SEED_K), T, tcp_offset=off)
+    model.set_state(np.zeros(6), np.array([0.1, 0.0, -0.1, 1.5, -1.0, 2.0]))
+    t = np.arange(300) * T
+    # smooth loads: central differences are then accurate to O(T^2)
+    w = np.sin(2 * np.pi * np.outer(t, [0.7, 1.1, 0.5, 0.9, 1.3, 0.6])) * [20, 20, 20, 5, 5, 5]
+    r = ideal_response(model, np.arange(300) * T, w, from_rest=False)
+    v_fd = (r.poses[2:, :3] - r.poses[:-2, :3]) / (2 * T)
+    assert np.max(np.abs(v_fd - r.twists[1:-1, :3])) < 2e-3 * np.max(np.abs(r.twists[:, :3]))
+    a_fd = (r.twists[2:, :3] - r.twists[:-2, :3]) / (2 * T)
+    assert np.max(np.abs(a_fd - r.accels[1:-1, :3])) < 2e-2 * np.max(np.abs(r.accels[:, :3]))
+    # the live model gives the same outputs as the batch tool
+    for k in range(300):
+        model.step(w[k])
+    assert np.allclose(model.outputs()[0], r.poses[-1], atol=1e-14)
+    assert np.allclose(model.outputs()[2], r.accels[-1], atol=1e-9)

@@ -77,14 +77,19 @@ class AdmittanceNode(HilLifecycleNode):
         Param('enabled_axes', 'bool[]', [True] * 6, 'per-DOF enable mask; disabled DOFs are held at home',
               length=6, check=lambda v: None if any(v) else 'at least one DOF must be enabled'),
         Param('home_pose', 'float[]', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
-              'home pose [x, y, z, qx, qy, qz, qw] in the control frame', length=7, check=check_home_pose),
+              "home pose [x, y, z, qx, qy, qz, qw] of the model's reference point in the control frame "
+              '(= the TCP home when tcp_offset is the identity)', length=7, check=check_home_pose),
         Param('equilibrium_offset', 'float[]', [0.0] * 6, "spring rest point about home (m, rotation "
               "vector); -K^-1 w0 cancels a static preload w0", length=6, dynamic=True),
         Param('control_frame', str, 'hexapod_base', 'frame of the model and of every output (frame_id)',
               check=lambda v: None if v else 'must not be empty'),
-        Param('wrench_frame', str, 'control', "'control': wrench already in control-frame axes about the "
-              "reference point; 'body': in the moving platform's axes (rotated by the current pose)",
+        Param('wrench_frame', str, 'control', "'control': wrench at the TCP in control-frame axes; "
+              "'body': in the moving TCP's axes (rotated by the current pose)",
               choices=('control', 'body')),
+        Param('tcp_offset', 'float[]', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
+              "TCP pose [x, y, z, qx, qy, qz, qw] in the model's body frame (e.g. the TCP 0.3 m above a "
+              'floater CoG: [0, 0, 0.3, 0, 0, 0, 1]); the wrench acts there and the reference is the TCP',
+              length=7, check=check_home_pose),
         Param('stale_time', float, 0.05, 'no valid wrench for this long (s, node clock) = stale: hold',
               range=(1e-3, 10.0)),
         Param('stamp_tolerance', float, 0.25, 'stamp jitter tolerated around a whole number of periods '
@@ -114,7 +119,8 @@ class AdmittanceNode(HilLifecycleNode):
     def _build_model(cls, p) -> LtiAdmittanceModel:
         """The model the validated parameters ``p`` describe (ValueError naming what is wrong)."""
         common = dict(home=p.home_pose, enabled=p.enabled_axes, force_scale=p.force_scale,
-                      equilibrium=p.equilibrium_offset, wrench_frame=p.wrench_frame)
+                      equilibrium=p.equilibrium_offset, wrench_frame=p.wrench_frame,
+                      tcp_offset=p.tcp_offset)
         if p.model == 'floater':
             if not p.floater_file:
                 raise ValueError("parameter 'floater_file' is required with model=floater")

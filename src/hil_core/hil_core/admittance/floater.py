@@ -73,7 +73,7 @@ class CumminsFloater(LtiAdmittanceModel):
     def __init__(self, mass, added_mass, hydrostatic_stiffness, period, linear_damping=None,
                  quadratic_damping=None, mooring_stiffness=None, radiation: Radiation | None = None,
                  home=HOME_IDENTITY, enabled=(True,) * 6, force_scale=(1.0,) * 6,
-                 equilibrium=(0.0,) * 6, wrench_frame='control'):
+                 equilibrium=(0.0,) * 6, wrench_frame='control', tcp_offset=HOME_IDENTITY):
         zero = np.zeros((6, 6))
         self.rigid_mass = _matrix6('mass', mass)
         self.added_mass = _matrix6('added_mass', added_mass)
@@ -85,7 +85,7 @@ class CumminsFloater(LtiAdmittanceModel):
         super().__init__(self.rigid_mass + self.added_mass, self.linear_damping,
                          self.hydrostatic_stiffness + self.mooring_stiffness, period, home=home,
                          enabled=enabled, force_scale=force_scale, equilibrium=equilibrium,
-                         wrench_frame=wrench_frame, radiation=radiation)
+                         wrench_frame=wrench_frame, radiation=radiation, tcp_offset=tcp_offset)
         self._has_quad = bool(np.any(self.quadratic_damping))
 
     def extra_force(self):

@@ -23,8 +23,8 @@ class IdealResponse:
     """Per input sample k: stamp, time the pose is reached, offset, pose, twist, acceleration."""
     times: np.ndarray       # (N,) input sample times t[k] (= stamps of the node's output)
     reached_at: np.ndarray  # (N,) t[k] + dt[k]
-    offsets: np.ndarray     # (N, 6) pose offset about home (m, rotation vector)
-    poses: np.ndarray       # (N, 7) [x, y, z, qx, qy, qz, qw] in the control frame
+    offsets: np.ndarray     # (N, 6) pose offset of the model's reference point about home
+    poses: np.ndarray       # (N, 7) TCP [x, y, z, qx, qy, qz, qw] in the control frame
     twists: np.ndarray      # (N, 6)
     accels: np.ndarray      # (N, 6)
 
@@ -51,7 +51,8 @@ def ideal_response(model: LtiAdmittanceModel, times, wrenches, from_rest: bool =
     xs = np.empty((t.size, m.x.size))
     us = np.empty((t.size, n))
     uniform = np.all(np.abs(dt - m.period) < 1e-9)
-    fast = uniform and m.wrench_frame == 'control' and type(m).extra_force is LtiAdmittanceModel.extra_force
+    fast = (uniform and m.wrench_frame == 'control' and not m._has_tcp
+            and type(m).extra_force is LtiAdmittanceModel.extra_force)
     if fast:
         # Linear, uniform: the input does not depend on the state; only the recursion loops.
         U = (w * m.force_scale)[:, m.idx] + m._k_eq
@@ -73,7 +74,9 @@ def ideal_response(model: LtiAdmittanceModel, times, wrenches, from_rest: bool =
     q[:, m.idx] = xs[:, :n]
     qd[:, m.idx] = xs[:, n:2 * n]
     qdd[:, m.idx] = xs @ m._acc_rows.T + us @ m._Mi.T
-    return IdealResponse(times=t, reached_at=t + dt, offsets=q,
-                         poses=pose_offset.offset_to_pose(m.home, q),
-                         twists=pose_offset.offset_rate_to_twist(q, qd),
-                         accels=pose_offset.offset_accel_to_accel(q, qd, qdd))
+    poses = pose_offset.offset_to_pose(m.home, q)
+    twists = pose_offset.offset_rate_to_twist(q, qd)
+    accels = pose_offset.offset_accel_to_accel(q, qd, qdd)
+    if m._has_tcp:
+        poses, twists, accels = pose_offset.point_outputs(poses, twists, accels, m.tcp_offset)
+    return IdealResponse(times=t, reached_at=t + dt, offsets=q, poses=poses, twists=twists, accels=accels)

@@ -124,13 +124,18 @@ class LtiAdmittanceModel:
     Parameters: ``M, D, K`` (6x6), ``period`` (s), ``home`` pose ``[x,y,z,qx,qy,qz,qw]`` in the
     control frame, ``enabled`` (6 bools), ``force_scale`` (6), ``equilibrium`` offset (6: m and
     rotation vector), ``wrench_frame`` 'control' (wrench already in control-frame axes about the
-    reference point) or 'body' (in the moving body's axes: rotated by the current orientation),
+    reference point) or 'body' (in the axes of the moving TCP: rotated by the current
+    orientation), ``tcp_offset`` (7: pose of the TCP, where the wrench acts and the reference is
+    commanded, in the model's body frame; identity = the model's reference point is the TCP),
     ``radiation`` (optional ``Radiation``).
+
+    With a TCP offset ``r`` (control axes) the wrench at the TCP acts on the model as
+    ``f, tau + r x f`` and the outputs are the TCP's pose, twist and acceleration (rigid body).
     """
 
     def __init__(self, M, D, K, period, home=HOME_IDENTITY, enabled=(True,) * 6,
                  force_scale=(1.0,) * 6, equilibrium=(0.0,) * 6, wrench_frame='control',
-                 radiation: Radiation | None = None):
+                 radiation: Radiation | None = None, tcp_offset=HOME_IDENTITY):
         if not (np.isfinite(period) and period > 0):
             raise ValueError(f'period must be > 0 s, got {period}')
         problem = pose_offset.check_home_pose(home)
@@ -138,6 +143,13 @@ class LtiAdmittanceModel:
             raise ValueError(problem)
         if wrench_frame not in ('control', 'body'):
             raise ValueError(f"wrench_frame must be 'control' or 'body', got {wrench_frame!r}")
+        problem = pose_offset.check_home_pose(tcp_offset)
+        if problem:
+            raise ValueError(problem.replace('home pose', 'tcp offset').replace('home orientation',
+                                                                                'tcp offset orientation'))
+        self.tcp_offset = np.asarray(tcp_offset, dtype=float)
+        self._has_tcp = not np.array_equal(self.tcp_offset, HOME_IDENTITY)
+        self._tcp_rot = quat_to_matrix(self.tcp_offset[3:7])
         enabled = np.asarray(enabled, dtype=bool).reshape(-1)
         if enabled.shape != (6,):
             raise ValueError(f'enabled needs 6 flags, got {enabled.size}')
@@ -238,9 +250,16 @@ class LtiAdmittanceModel:
         w = np.asarray(wrench, dtype=float)
         if w.shape != (6,) or not np.isfinite(w).all():
             raise ValueError(f'wrench must be 6 finite values, got {w.tolist()}')
-        if self.wrench_frame == 'body':
-            R = quat_to_matrix(rotvec_to_quat(self.q[3:6])) @ self._home_rot
-            w = np.concatenate([R @ w[:3], R @ w[3:6]])
+        if self.wrench_frame == 'body' or self._has_tcp:
+            R = quat_to_matrix(rotvec_to_quat(self.q[3:6])) @ self._home_rot   # body orientation
+            f, t = w[:3], w[3:6]
+            if self.wrench_frame == 'body':
+                Rt = R @ self._tcp_rot
+                f, t = Rt @ f, Rt @ t
+            if self._has_tcp:
+                r = R @ self.tcp_offset[:3]
+                t = t + np.cross(r, f)   # moment of the TCP force about the model's reference point
+            w = np.concatenate([f, t])
         return (w * self.force_scale)[self.idx] + self._k_eq
 
     def extra_force(self):
@@ -257,21 +276,30 @@ class LtiAdmittanceModel:
 
     # --- outputs -------------------------------------------------------------------------------------
     def pose(self):
-        """Reference pose [x, y, z, qx, qy, qz, qw] in the control frame."""
+        """Reference (TCP) pose [x, y, z, qx, qy, qz, qw] in the control frame."""
+        if self._has_tcp:
+            return self.outputs()[0]
         return pose_offset.offset_to_pose(self.home, self.q)
 
     def twist(self):
-        """Twist [v, omega] in control-frame axes (omega = J_l(theta) theta_dot)."""
+        """TCP twist [v, omega] in control-frame axes (omega = J_l(theta) theta_dot)."""
+        if self._has_tcp:
+            return self.outputs()[1]
         return pose_offset.offset_rate_to_twist(self.q, self.qd)
 
     def accel(self):
+        if self._has_tcp:
+            return self.outputs()[2]
         return pose_offset.offset_accel_to_accel(self.q, self.qd, self.qdd)
 
     def outputs(self):
-        """(pose, twist, accel) of the current state in one pass (the node's per-cycle call)."""
+        """(pose, twist, accel) of the TCP in one pass (the node's per-cycle call)."""
         q, qd, qdd = self.q, self.qd, self.qdd
-        return (pose_offset.offset_to_pose(self.home, q), pose_offset.offset_rate_to_twist(q, qd),
-                pose_offset.offset_accel_to_accel(q, qd, qdd))
+        out = (pose_offset.offset_to_pose(self.home, q), pose_offset.offset_rate_to_twist(q, qd),
+               pose_offset.offset_accel_to_accel(q, qd, qdd))
+        if self._has_tcp:
+            return pose_offset.point_outputs(*out, self.tcp_offset)
+        return out
 
     # --- analysis --------------------------------------------------------------------------------------
     def compliance_frf(self, freqs_hz):

@@ -24,7 +24,8 @@ import math
 
 import numpy as np
 
-from hil_core.rotations import quat_multiply, quat_normalize, quat_to_rotvec, rotvec_to_quat
+from hil_core.rotations import (quat_multiply, quat_normalize, quat_to_matrix, quat_to_rotvec,
+                                rotvec_to_quat)
 
 _SMALL = 1e-4  # below this angle the series are exact to double precision (error ~ phi^4/7!)
 
@@ -160,6 +161,27 @@ def offset_accel_to_accel(q, qd, qdd):
         return np.array(qdd[:3].tolist() + [a1[i] + a2[i] for i in range(3)])
     alpha = left_jacobian_apply(q[..., 3:6], qdd[..., 3:6]) + left_jacobian_rate_apply(q[..., 3:6], qd[..., 3:6])
     return np.concatenate([qdd[..., :3], alpha], axis=-1)
+
+
+def point_outputs(pose, twist, accel, offset):
+    """Pose, twist and acceleration of a point rigidly attached to the body at ``offset``.
+
+    ``offset`` (7,) is the point's pose in the body frame (e.g. the TCP in the model's reference
+    frame). With ``r = R_body p_offset``: p = p_body + r, R = R_body R_offset,
+    v = v_body + omega x r, a = a_body + alpha x r + omega x (omega x r); omega, alpha unchanged.
+    """
+    pose = np.asarray(pose, dtype=float)
+    twist = np.asarray(twist, dtype=float)
+    accel = np.asarray(accel, dtype=float)
+    offset = np.asarray(offset, dtype=float)
+    r = np.einsum('...ij,j->...i', quat_to_matrix(pose[..., 3:7]), offset[:3])
+    quat = quat_multiply(pose[..., 3:7], np.broadcast_to(offset[3:7], pose.shape[:-1] + (4,)))
+    quat = quat * np.where(quat[..., 3:4] < 0, -1.0, 1.0)
+    w, alpha = twist[..., 3:6], accel[..., 3:6]
+    wr = _cross(w, r)
+    return (np.concatenate([pose[..., :3] + r, quat], axis=-1),
+            np.concatenate([twist[..., :3] + wr, w], axis=-1),
+            np.concatenate([accel[..., :3] + _cross(alpha, r) + _cross(w, wr), alpha], axis=-1))
 
 
 def check_home_pose(home) -> str | None:
