@@ -11,6 +11,7 @@ NODES = [
     'supervisor',
     'kinematics',
     'ft_sensor',
+    'timebase',
 ]
 
 setup(

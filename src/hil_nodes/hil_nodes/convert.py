@@ -91,3 +91,19 @@ def joint_positions(msg, names) -> np.ndarray:
         bad = [n for n, v in zip(names, q) if not np.isfinite(v)]
         raise ValueError(f'non-finite position of {bad}')
     return q
+
+
+def joint_trajectory(names, stamp_ns: int, times, positions, velocities=None):
+    """trajectory_msgs/JointTrajectory: header.stamp = ``stamp_ns``, one point per row of
+    ``positions`` at ``time_from_start = times[i]`` (s), velocities optional (ros2_control JTC)."""
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    msg = JointTrajectory()
+    msg.header.stamp = ns_to_stamp(stamp_ns)
+    msg.joint_names = list(names)
+    for i, t in enumerate(times):
+        pt = JointTrajectoryPoint(positions=[float(x) for x in positions[i]])
+        if velocities is not None:
+            pt.velocities = [float(x) for x in velocities[i]]
+        pt.time_from_start = sec_to_duration(float(t))
+        msg.points.append(pt)
+    return msg

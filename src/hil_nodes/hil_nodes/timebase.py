@@ -1,0 +1,246 @@
+"""``timebase`` lifecycle node: safe reference poses -> servo-rate joint setpoints (docs/timebase.md).
+
+Medium and low level of the seed 000 motion planner (sections 4.2-4.3), all in
+``hil_core.timebase``: ring buffer with W/R indices and time-base control, merged
+triangular-velocity moves, segmentation, inverse kinematics of each segment point, cubic
+B-spline to the servo period.
+
+* in: ``/planner/safe_reference`` (PoseStamped, stream QoS). The first valid reference after
+  activation is the start pose (the planner's synchronisation ramp starts at the robot). NaN,
+  zero quaternions, duplicated or out-of-order stamps are refused and counted (throttled WARN).
+* out: ``/hexapod_controller/joint_trajectory`` (JointTrajectory): one message per move with
+  the servo points at time_from_start = Ts, 2 Ts, ... T (positions + velocities), header.stamp
+  = the frame time. Lockstep: the reference stamped t_k produces the command of frame k; if
+  the simulated clock passes a frame without a reference, that frame is produced anyway (the
+  buffer drains, then holds) so the mock never waits for a reference that will not come. Real
+  time: a timer every move time.
+* ``/diagnostics``: W-R distance (integer and fractional), time-base factor, underruns,
+  holds, overruns, refused/filled references, delay reference stamp -> setpoint (last, min,
+  max). WARN while holding without references, ERROR (latched hold) on an IK failure.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped
+from rosgraph_msgs.msg import Clock as ClockMsg
+from trajectory_msgs.msg import JointTrajectory
+
+from hil_core.hexaslide import JOINT_NAMES
+from hil_core.timebase import PREFILTERS, TimeBaseConfig, TimeBaseEngine, hexaslide_ik
+from hil_core.timing import HIGH_LEVEL_PERIOD, SEGMENTATION_PERIOD, SERVO_PERIOD
+from hil_nodes import convert, qos, topics
+from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.runner import main_for
+
+
+class TimebaseNode(HilLifecycleNode):
+    PARAMS = (
+        Param('robot', str, 'hexaslide_scaled', 'geometry for the inverse kinematics (or a yaml path)'),
+        Param('joint_names', 'str[]', list(JOINT_NAMES), 'joint names of the command, IK order', length=6),
+        Param('move_time', float, HIGH_LEVEL_PERIOD, 'T: high-level period = one move (s)', range=(1e-4, 1.0)),
+        Param('segmentation_time', float, SEGMENTATION_PERIOD, 'h: segmentation move time (s), T/h integer',
+              range=(1e-5, 1.0)),
+        Param('servo_period', float, SERVO_PERIOD, 'Ts: servo period (s), h/Ts integer', range=(1e-5, 1.0)),
+        Param('buffer_size', int, 6, 'ring buffer slots (poses)', range=(3, 64)),
+        Param('default_distance', int, 2, 'default W-R index distance (poses)', range=(1, 32)),
+        Param('time_base_control', bool, True, 'adapt the interpolation time per servo cycle'),
+        Param('time_base_step', float, 0.01, 'time-base step, fraction of the servo period (1/step integer)',
+              range=(0.001, 0.1)),
+        Param('gentle_steps', int, 2, 'time-base steps allowed before escalating', range=(1, 50)),
+        Param('max_steps', int, 10, 'bound of the time-base distortion in steps', range=(1, 50)),
+        Param('patience', int, 4, 'servo cycles outside the default before escalating', range=(1, 1000)),
+        Param('prefilter', str, 'exact', "B-spline control points: 'exact' (cubics exact) or 'none'",
+              choices=PREFILTERS),
+        Param('max_gap_fill', int, 2, 'missing references filled by interpolation', range=(1, 16)),
+        Param('extrapolate_moves', int, 1, 'underrun: moves continued at constant velocity before holding',
+              range=(0, 4)),
+        Param('status_period', float, 0.5, 'wall s between metric diagnostics', range=(0.01, 60.0)),
+        Param('warn_interval', float, 1.0, 'wall s between repeated warnings of one kind', range=(0.0, 60.0)),
+    )
+
+    def __init__(self, node_name: str = 'timebase', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.engine = None
+        self._io = []
+        self._timers = []
+        self._last_warn: dict[str, float] = {}
+        self.counters = dict.fromkeys(('frames', 'references', 'invalid', 'stale', 'filled'), 0)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def configure_node(self) -> None:
+        p = self.p
+        self.cfg = TimeBaseConfig(
+            move_time=p.move_time, segmentation_time=p.segmentation_time, servo_period=p.servo_period,
+            buffer_size=p.buffer_size, default_distance=p.default_distance, step=p.time_base_step,
+            gentle_steps=p.gentle_steps, max_steps=p.max_steps, patience=p.patience,
+            time_base_control=p.time_base_control, prefilter=p.prefilter, max_gap_fill=p.max_gap_fill,
+            extrapolate_moves=p.extrapolate_moves)          # ValueError -> configure refused
+        try:
+            self.ik = hexaslide_ik(p.robot)
+        except (OSError, KeyError) as exc:
+            raise ValueError(f"parameter 'robot': {exc}") from exc
+        self.frame_ns = int(round(p.move_time * 1e9))
+        self.times = np.arange(1, self.cfg.servo_per_move + 1) * p.servo_period
+        self.pub = self.create_lifecycle_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
+                                                   qos.command(depth=50))
+        self._io = [self.create_subscription(PoseStamped, topics.PLANNER_SAFE_REFERENCE, self._on_reference,
+                                             self.stream_qos())]
+        if p.lockstep:
+            self._io.append(self.create_subscription(ClockMsg, topics.CLOCK, self._on_clock, qos.stream(True)))
+
+    def activate_node(self) -> None:
+        self.engine = TimeBaseEngine(self.cfg, self.ik)     # started by the first reference
+        self.epoch_ns = None
+        self.last_frame_ns = None
+        self.last_ref_ns = None
+        self._was_holding = False
+        self._draining = False
+        self._fault_reported = False
+        self._delays = []
+        self._timers = [self.create_timer(self.p.status_period, self._report,
+                                          clock=self._steady_clock())]
+        if not self.p.lockstep:
+            self._timers.append(self.create_timer(self.p.move_time, self._on_tick))
+
+    def deactivate_node(self) -> None:
+        # nothing further is commanded: the drives hold the last setpoint, which is at rest
+        # when the supervisor stopped the references first (the normal mode flow)
+        for t in self._timers:
+            self.destroy_timer(t)
+        self._timers = []
+        self._report()
+        self.engine = None
+
+    def cleanup_node(self) -> None:
+        for sub in self._io:
+            self.destroy_subscription(sub)
+        self._io = []
+        self.destroy_lifecycle_publisher(self.pub)
+
+    error_node = deactivate_node
+
+    def _steady_clock(self):
+        from rclpy.clock import Clock, ClockType
+        return Clock(clock_type=ClockType.STEADY_TIME)
+
+    # --- inputs ------------------------------------------------------------------------------
+    def _problem(self, kind: str, level: int, message: str) -> None:
+        self.counters[kind] = self.counters.get(kind, 0) + 1
+        now = time.monotonic()
+        if now - self._last_warn.get(kind, -math.inf) >= self.p.warn_interval:
+            self._last_warn[kind] = now
+            self.get_logger().warning(message)
+            self.status(level, message, **self._metrics())
+
+    def _on_reference(self, msg: PoseStamped) -> None:
+        if not self.active or self.engine is None:
+            return
+        stamp_ns = convert.stamp_to_ns(msg.header.stamp)
+        pose = convert.pose_to_array(msg.pose)
+        if not np.all(np.isfinite(pose)) or np.linalg.norm(pose[3:]) < 1e-9:
+            self._problem('invalid', WARN, f'refused a non-finite reference (stamp {stamp_ns * 1e-9:.6f} s)')
+            return
+        if not self.engine.started:
+            try:
+                self.epoch_ns = stamp_ns
+                self.engine.start(pose, 0.0)
+            except ValueError as exc:
+                self._problem('invalid', ERROR, f'cannot start at the first reference: {exc}')
+                return
+            self.status(OK, 'started at the first reference', **self._metrics())
+        else:
+            result = self.engine.write(pose, (stamp_ns - self.epoch_ns) * 1e-9)
+            if result == 'stale':
+                self._problem('stale', WARN, f'refused a duplicate or out-of-order reference '
+                                             f'(stamp {stamp_ns * 1e-9:.6f} s)')
+                return
+            if result == 'invalid':
+                self._problem('invalid', WARN, 'refused an invalid reference')
+                return
+            if result.startswith('filled'):
+                self.counters['filled'] += int(result.split(':')[1])
+        self.counters['references'] += 1
+        self.last_ref_ns = stamp_ns
+        if self.p.lockstep:
+            if self.last_frame_ns is None or stamp_ns >= self.last_frame_ns:
+                self._draining = False       # the writer is back: reactive again
+            self._produce(stamp_ns)
+
+    def _on_clock(self, msg: ClockMsg) -> None:
+        """Lockstep: a frame passed without a reference -> command this one from the buffer."""
+        if not self.active or self.engine is None or not self.engine.started or self.last_frame_ns is None:
+            return
+        t_ns = convert.stamp_to_ns(msg.clock)
+        skipped = t_ns >= self.last_frame_ns + 2 * self.frame_ns - self.frame_ns // 2
+        if skipped or (self._draining and t_ns > self.last_frame_ns):
+            # the hardware advanced without our command (it held): from now on every frame is
+            # produced at its clock tick until a reference arrives again, so a dead writer
+            # costs one lockstep timeout, not one per frame
+            self._draining = True
+            self._produce(t_ns)
+
+    def _on_tick(self) -> None:
+        if self.active and self.engine is not None and self.engine.started:
+            self._produce(self.get_clock().now().nanoseconds, real_time=True)
+
+    # --- output ------------------------------------------------------------------------------
+    def _produce(self, frame_ns: int, real_time: bool = False) -> None:
+        if self.last_frame_ns is not None and frame_ns <= self.last_frame_ns:
+            return
+        rel = (frame_ns - self.epoch_ns) * 1e-9
+        out = self.engine.step_frame(None if real_time else rel)
+        self.last_frame_ns = frame_ns
+        self.counters['frames'] += 1
+        self.pub.publish(convert.joint_trajectory(self.p.joint_names, frame_ns, self.times,
+                                                  out.positions, out.velocities))
+        self._delays.extend((rel + self.times - out.ref_stamps).tolist())
+        self._last_out = out
+        if out.fault and not self._fault_reported:
+            self._fault_reported = True
+            self.get_logger().error(out.fault)
+            self.status(ERROR, out.fault, **self._metrics())
+        if self.engine.holding != self._was_holding:
+            self._was_holding = self.engine.holding
+            if self.engine.holding:
+                self.status(WARN, 'no references: buffer drained, holding at rest', **self._metrics())
+            else:
+                self.status(OK, 'references back: following', **self._metrics())
+
+    def _metrics(self) -> dict:
+        eng = self.engine
+        values = dict(self.counters)
+        if eng is None or not eng.started:
+            return values
+        out = getattr(self, '_last_out', None)
+        values.update(distance=eng.buffer.distance, factor=eng.control.factor,
+                      underruns=eng.underruns, holds=eng.holds, overruns=eng.buffer.overruns,
+                      holding=eng.holding, ik_fault=eng.fault or '')
+        if out is not None:
+            values['fractional_distance'] = float(out.fractional_distances[-1])
+        if self._delays:
+            d = np.asarray(self._delays)
+            values.update(delay_ms=d[-1] * 1e3, delay_min_ms=d.min() * 1e3, delay_max_ms=d.max() * 1e3)
+        return values
+
+    def _report(self) -> None:
+        if self.engine is None:
+            return
+        values = self._metrics()
+        self._delays = self._delays[-1:]
+        if self.engine.fault:
+            self.status(ERROR, self.engine.fault, **values)
+        elif not self.engine.started:
+            self.status(OK, 'waiting for the first reference', **values)
+        elif self.engine.holding:
+            self.status(WARN, 'no references: holding at rest', **values)
+        else:
+            self.status(OK, 'following', **values)
+
+
+main = main_for(TimebaseNode)
+
+if __name__ == '__main__':
+    main()
