@@ -210,3 +210,16 @@ def test_realtime_advances_on_wall_timer_and_stamp_zero_starts_now(ros):
     ros.spin_until(lambda: np.allclose(rig.js[-1].position, target, atol=1e-5), 20, 'target reached')
     stamps = [stamp_to_ns(m.header.stamp) for m in rig.js]
     assert all(b - a == T_NS for a, b in zip(stamps[1:], stamps[2:])), 'one frame per tick'
+
+
+def test_lockstep_time_scale_never_lets_sim_time_run_ahead_of_wall_time(ros):
+    import time
+    rig = Rig(ros, time_scale=0.1)          # at most 0.1 sim s per wall s
+    rig.send_and_wait(rig.hold_command(0))
+    start_wall, start_sim = time.monotonic(), rig.last_stamp()
+    for k in range(1, 21):
+        rig.send_and_wait(rig.hold_command(k * T_NS))
+    sim = (rig.last_stamp() - start_sim) * 1e-9
+    # One-sided (load can only slow a run down): 50 ms of sim time took at least 0.5 s of wall time.
+    assert sim == pytest.approx(20 * T_NS * 1e-9)
+    assert time.monotonic() - start_wall >= sim / 0.1 - 0.0025 / 0.1
