@@ -84,6 +84,7 @@ def test_requests_refused_with_reasons_and_events_drive_the_modes(ros):
     events = ros.node.create_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
     ros.spin_until(lambda: sup.lifecycle == 'up', 30.0, 'bring-up')
     ros.wait_for_subscribers(topics.HIL_EVENTS)
+    ros.spin_until(lambda: modes, 10.0, 'latched IDLE')   # matched before the first change
 
     ok, message = trigger(ros, topics.HIL_STOP)
     assert not ok and 'nothing to stop' in message
