@@ -216,3 +216,27 @@ def test_refused_configuration_names_the_parameter(ros, tmp_path):
     assert not ros.change_state('ft_sensor', 'configure')             # file missing
     node.set_parameters([Parameter('source', value='mock')])
     assert ros.change_state('ft_sensor', 'configure')
+
+
+def test_tcp_pose_gravity_compensation_and_base_axes(ros):
+    from geometry_msgs.msg import PoseStamped
+    from hil_core import rotations
+    from hil_core.ft.signal_chain import gravity_wrench
+    _ft(ros, use_tcp_pose=True, payload_mass=2.0, payload_cog=[0.0, 0.0, 0.1], output_frame='base')
+    feed = Feed(ros)
+    ros.bring_up('ft_sensor')
+    feed.ready()
+    q = rotations.rpy_to_quat([0.3, -0.2, np.pi / 2])
+    pose_pub = ros.node.create_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, RELIABLE)
+    ros.wait_for_subscribers(topics.KINEMATICS_TCP_POSE)
+    pose = PoseStamped()
+    pose.pose.orientation.x, pose.pose.orientation.y, pose.pose.orientation.z, pose.pose.orientation.w = q
+    pose_pub.publish(pose)
+    R = rotations.quat_to_matrix(q)
+    ros.spin_until(lambda: np.allclose(feed.node.R, R), timeout=10, what='TCP pose at the node')
+    push = np.array([1.0, 0.0, 0.0, 0.0, 0.0, 0.5])          # external load in sensor axes
+    reading = gravity_wrench(R, 2.0, (0.0, 0.0, 0.1)) + push
+    feed.send(np.arange(1, 17) * DT, np.tile(reading, (16, 1)), expect_out=4)
+    got = wrench_to_array(feed.out[-1].wrench)
+    assert feed.out[-1].header.frame_id == 'hexapod_base'
+    assert np.allclose(got, np.concatenate([R @ push[:3], R @ push[3:]]), atol=1e-9)

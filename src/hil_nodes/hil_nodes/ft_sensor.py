@@ -27,7 +27,7 @@ from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rclpy.clock import Clock, ClockType
 from std_srvs.srv import Trigger
 
-from hil_core.ft.signal_chain import MINI45_RANGE, REASONS, VALID, ChainConfig, SignalChain
+from hil_core.ft.signal_chain import MINI45_RANGE, REASONS, VALID, ChainConfig, SignalChain, rotate_wrench
 from hil_core.rotations import quat_to_matrix
 from hil_nodes import topics
 from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
@@ -44,7 +44,10 @@ class FtSensorNode(HilLifecycleNode):
         Param('sensor_port', int, 49152, 'Net F/T RDT UDP port', range=(1, 65535)),
         Param('counts_per_force', float, 1e6, 'RDT counts per N (sensor calibration)', range=(1e-6, 1e12)),
         Param('counts_per_torque', float, 1e6, 'RDT counts per N m (sensor calibration)', range=(1e-6, 1e12)),
-        Param('frame_id', str, 'ft_sensor', 'frame_id of the published wrenches'),
+        Param('frame_id', str, 'ft_sensor', 'frame_id of the published wrenches (output_frame sensor)'),
+        Param('output_frame', str, 'sensor', 'sensor: sensor axes; base: rotated into base axes by the TCP '
+              'orientation (what the admittance node takes, wrench_frame control)', choices=('sensor', 'base')),
+        Param('base_frame_id', str, 'hexapod_base', 'frame_id of the published wrenches (output_frame base)'),
         Param('sample_rate', float, 1600.0, 'input sample rate (Hz): filter design, replay grid, Net F/T rate',
               range=(10.0, 7000.0)),
         Param('publish_rate', float, 400.0, 'output rate (Hz); in lockstep stamps that are multiples of '
@@ -182,10 +185,13 @@ class FtSensorNode(HilLifecycleNode):
             out = self.chain.process(stamps_ns, wrench_si, R=self.R, flagged=flagged)
             self._rate_count += len(out.stamps)
             raw_mask = out.valid if self.p.publish_raw_all else out.valid & out.publish
+            raw, filtered = out.raw, out.filtered
+            if self.p.output_frame == 'base':
+                raw, filtered = rotate_wrench(self.R, raw), rotate_wrench(self.R, filtered)
             for i in np.flatnonzero(raw_mask):
-                self.pub_raw.publish(self._msg(out.stamps[i], out.raw[i]))
+                self.pub_raw.publish(self._msg(out.stamps[i], raw[i]))
             for i in np.flatnonzero(out.publish):
-                self.pub.publish(self._msg(out.stamps[i], out.filtered[i]))
+                self.pub.publish(self._msg(out.stamps[i], filtered[i]))
                 self.published += 1
             bad = out.reason[out.reason != VALID]
             if bad.size:
@@ -200,7 +206,7 @@ class FtSensorNode(HilLifecycleNode):
     def _msg(self, stamp_ns: int, w) -> WrenchStamped:
         msg = WrenchStamped(wrench=array_to_wrench(w))
         msg.header.stamp = ns_to_stamp(int(stamp_ns))
-        msg.header.frame_id = self.p.frame_id
+        msg.header.frame_id = self.p.frame_id if self.p.output_frame == 'sensor' else self.p.base_frame_id
         return msg
 
     def _report_error(self, message: str) -> None:

@@ -58,6 +58,13 @@ def gravity_wrench(R, mass: float, cog, gravity=(0.0, 0.0, -9.81)) -> np.ndarray
     return np.concatenate([f, t], axis=-1)
 
 
+def rotate_wrench(R, w) -> np.ndarray:
+    """Express wrenches (..., 6) given in sensor axes in base axes: [R f, R t] (same point)."""
+    w = np.asarray(w, dtype=float)
+    R = np.asarray(R, dtype=float)
+    return np.concatenate([w[..., :3] @ R.T, w[..., 3:] @ R.T], axis=-1)
+
+
 @dataclass
 class ChainConfig:
     sample_rate: float = 1600.0           # Hz, input rate (filter design)
