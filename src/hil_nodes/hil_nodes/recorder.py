@@ -42,7 +42,7 @@ class RecorderNode(HilLifecycleNode):
         super().__init__(node_name, **kwargs)
         self.bag: CheckpointWriter | None = None
         self._subs = {}
-        self._timers = []
+        self._own_timers = []
 
     def configure_node(self) -> None:
         path = pathlib.Path(self.p.bag_path).expanduser()
@@ -51,7 +51,7 @@ class RecorderNode(HilLifecycleNode):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.bag = CheckpointWriter(path)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self._timers = [self.create_timer(self.p.discovery_period, self._discover, clock=steady),
+        self._own_timers = [self.create_timer(self.p.discovery_period, self._discover, clock=steady),
                         self.create_timer(self.p.checkpoint_period, self._checkpoint, clock=steady)]
 
     def _qos_for(self, topic: str) -> QoSProfile:
@@ -103,9 +103,9 @@ class RecorderNode(HilLifecycleNode):
             if sub is not None:
                 self.destroy_subscription(sub)
         self._subs = {}
-        for timer in self._timers:
+        for timer in self._own_timers:
             self.destroy_timer(timer)
-        self._timers = []
+        self._own_timers = []
 
     def cleanup_node(self) -> None:
         self._close()
