@@ -12,6 +12,7 @@ NODES = [
     'kinematics',
     'ft_sensor',
     'timebase',
+    'space_plant',
 ]
 
 setup(

@@ -8,6 +8,7 @@ NODES = [
     'reference_source',
     'mock_ft',
     'netft_device',
+    'mock_iiwa',
 ]
 
 setup(

@@ -83,9 +83,10 @@ class ArmSim:
         self.v = np.zeros(N)
         self.integral = np.zeros(N)
         self.v_cmd_prev = np.zeros(N)
-        self.tau_motor = np.zeros(N)
-        self.tau_measured = np.zeros(N)
         self.friction.reset()
+        # at rest the brakes are released with the gravity load held by the motors
+        self.tau_motor = pin.computeGeneralizedGravity(self.model, self.data, self.q).copy()
+        self.tau_measured = self.tau_motor.copy()
         M = pin.crba(self.model, self.data, self.q)
         w = 2 * np.pi * self.params.velocity_bandwidth_hz
         self.kp = w * np.diag(M).copy()           # crossover at the bandwidth for the home inertia

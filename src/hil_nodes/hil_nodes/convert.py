@@ -93,6 +93,25 @@ def joint_positions(msg, names) -> np.ndarray:
     return q
 
 
+def joint_velocities(msg, names):
+    """Velocities of ``names`` from a sensor_msgs/JointState, or None when it carries none.
+
+    Same checks as ``joint_positions`` (call that first for the names); a velocity count that
+    differs from the name count or a non-finite velocity raises ValueError.
+    """
+    if len(msg.velocity) == 0:
+        return None
+    got = list(msg.name)
+    if len(msg.velocity) != len(got):
+        raise ValueError(f'{len(got)} joint names but {len(msg.velocity)} velocities')
+    index = {n: i for i, n in enumerate(got)}
+    qd = np.array([msg.velocity[index[n]] for n in names], dtype=float)
+    if not np.all(np.isfinite(qd)):
+        bad = [n for n, v in zip(names, qd) if not np.isfinite(v)]
+        raise ValueError(f'non-finite velocity of {bad}')
+    return qd
+
+
 def joint_trajectory(names, stamp_ns: int, times, positions, velocities=None):
     """trajectory_msgs/JointTrajectory: header.stamp = ``stamp_ns``, one point per row of
     ``positions`` at ``time_from_start = times[i]`` (s), velocities optional (ros2_control JTC)."""
