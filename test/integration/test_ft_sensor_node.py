@@ -240,3 +240,39 @@ def test_tcp_pose_gravity_compensation_and_base_axes(ros):
     got = wrench_to_array(feed.out[-1].wrench)
     assert feed.out[-1].header.frame_id == 'hexapod_base'
     assert np.allclose(got, np.concatenate([R @ push[:3], R @ push[3:]]), atol=1e-9)
+
+
+def test_shipped_config_configures(ros):
+    import pathlib
+    import yaml
+    root = pathlib.Path(__file__).resolve().parents[2]
+    params = yaml.safe_load((root / 'config/ft_sensor.yaml').read_text())['ft_sensor']['ros__parameters']
+    ros.add_node(FtSensorNode(context=ros.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]))
+    ros.bring_up('ft_sensor')
+    assert ros.get_state('ft_sensor') == 'active'
+
+
+def test_mock_ft_to_ft_sensor_lockstep_per_frame(ros):
+    """The two nodes together: on each /clock tick t_k the wrench stamped t_k comes out, and it
+    equals the offline chain applied to the seeded load profile."""
+    from hil_core.ft.signal_chain import ChainConfig, SignalChain
+    from hil_sim.mock_ft import MockFtNode
+    mock = ros.add_node(MockFtNode(context=ros.context, parameter_overrides=[
+        Parameter('lockstep', value=True), Parameter('use_sim_time', value=True),
+        Parameter('profile', value='pushes'), Parameter('push_rate', value=30.0), Parameter('seed', value=4)]))
+    _ft(ros)
+    feed = Feed(ros)
+    ros.bring_up('mock_ft')
+    ros.bring_up('ft_sensor')
+    clock = ros.node.create_publisher(Clock, topics.CLOCK, 10)
+    ros.wait_for_subscribers(topics.CLOCK, 1)
+    ros.wait_for_subscribers(topics.MOCK_FT_WRENCH, 1)
+    for k in range(0, 81):
+        clock.publish(Clock(clock=ns_to_stamp(k * FRAME)))
+        ros.spin_until(lambda: feed.out and stamp_to_ns(feed.out[-1].header.stamp) == k * FRAME,
+                       timeout=10, what=f'wrench of frame {k}')
+    got_t, got = _outputs(feed.out)
+    assert np.array_equal(got_t, np.arange(0, 81) * FRAME)
+    samples = np.arange(0, 321) * DT
+    offline = SignalChain(ChainConfig()).process(samples, mock.profile.sample(samples * 1e-9))
+    assert np.max(np.abs(got - offline.filtered[offline.publish])) < 1e-9

@@ -101,3 +101,21 @@ def test_refused_configuration(ros, tmp_path):
     node.set_parameters([Parameter('scenario_file', value=str(good))])
     assert ros.change_state('mock_ft', 'configure')
     assert node.dropout == (1.0, 2.0) and node.profile.seed == 3
+
+
+def _params_from(path, node):
+    import yaml
+    params = yaml.safe_load(open(path))[node]['ros__parameters']
+    return [Parameter(k, value=v) for k, v in params.items()]
+
+
+def test_shipped_config_and_scenarios_configure(ros):
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[2]
+    node = ros.add_node(MockFtNode(context=ros.context, parameter_overrides=_params_from(root / 'config/mock_ft.yaml', 'mock_ft')))
+    assert ros.change_state('mock_ft', 'configure')
+    for scenario in sorted((root / 'config/ft_loads').glob('*.yaml')):
+        assert ros.change_state('mock_ft', 'cleanup')
+        node.set_parameters([Parameter('scenario_file', value=str(scenario))])
+        assert ros.change_state('mock_ft', 'configure'), scenario
+        assert np.all(np.isfinite(node.profile.sample(np.arange(0, 30, 0.01))))
