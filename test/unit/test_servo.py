@@ -212,3 +212,17 @@ def test_good_trajectory_is_reordered_by_name():
     np.testing.assert_allclose(v[1], [0.6, 0.5, 0.4, 0.3, 0.2, 0.1])
     _, v = order_joint_trajectory(NAMES, NAMES, pos, [[] for _ in GOOD_T])
     assert v is None
+
+
+def test_linear_block_fast_path_equals_the_step_loop():
+    rng = np.random.default_rng(9)
+    m = 237                                   # several blocks, last one partial
+    t = np.arange(m + 1) * 125e-6
+    for amp in (0.001, 0.3):                  # inside the limits / saturating them
+        ref_p = np.outer(amp * np.sin(2 * np.pi * 7 * t), rng.uniform(0.5, 1, 6))
+        ref_v = np.gradient(ref_p, t, axis=0)
+        fast, slow = ServoAxes(ServoConfig(), np.zeros(6)), ServoAxes(ServoConfig(), np.zeros(6))
+        fast.run(ref_p, ref_v)
+        slow._run_steps(ref_p, ref_v, np.diff(ref_v, axis=0) / slow.h)
+        np.testing.assert_allclose(fast.position, slow.position, atol=1e-12)
+        np.testing.assert_allclose(fast.velocity, slow.velocity, atol=1e-10)

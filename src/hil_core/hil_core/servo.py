@@ -40,6 +40,9 @@ from hil_core.joint_trajectory import (order_joint_trajectory, sample_knots,  # 
                                        validate_joint_trajectory)
 
 
+MAX_BLOCK = 40     # loop updates per linear block (two frames at the defaults)
+
+
 @dataclass(frozen=True)
 class ServoConfig:
     """Gains and limits of n identical-structure axes (arrays of shape (n,) or scalars)."""
@@ -170,6 +173,15 @@ class ServoAxes:
             ref_a = np.diff(ref_v, axis=0) / self.h
         if not (np.all(np.isfinite(ref_p)) and np.all(np.isfinite(ref_v)) and np.all(np.isfinite(ref_a))):
             raise ValueError('servo setpoint is not finite: refused (state unchanged)')
+        m = ref_a.shape[0]
+        if m > MAX_BLOCK:      # long runs in blocks: the block maps grow as m^2
+            for j in range(0, m, MAX_BLOCK):
+                e = min(j + MAX_BLOCK, m)
+                self._run_block(ref_p[j:e + 1], ref_v[j:e + 1], ref_a[j:e])
+            return
+        self._run_block(ref_p, ref_v, ref_a)
+
+    def _run_block(self, ref_p, ref_v, ref_a) -> None:
         m = ref_a.shape[0]
         big_p, big_k, c, d = self._linear_maps(m)
         u = np.stack([ref_p[:m], ref_v[:m], ref_a], axis=1).reshape(3 * m, -1)

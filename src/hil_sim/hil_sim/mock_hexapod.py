@@ -79,7 +79,7 @@ class MockHexapodNode(HilLifecycleNode):
 
     def __init__(self, node_name: str = 'mock_hexapod', **kwargs):
         super().__init__(node_name, **kwargs)
-        self._timers = []
+        self._own_timers = []
         self._pubs = []
         self._sub = None
         self.servo = None
@@ -151,12 +151,12 @@ class MockHexapodNode(HilLifecycleNode):
     def activate_node(self) -> None:
         self._publish_frame()
         steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self._timers.append(self.create_timer(self.p.status_period, self._publish_status, clock=steady))
+        self._own_timers.append(self.create_timer(self.p.status_period, self._publish_status, clock=steady))
         if self.p.lockstep:
             poll = min(max(self.p.lockstep_timeout / 10.0, 5e-4), 0.01)
             if self.p.time_scale > 0:
                 poll = min(poll, max(self.p.frame_period / self.p.time_scale / 2.0, 5e-4))
-            self._timers.append(self.create_timer(poll, self._poll, clock=steady))
+            self._own_timers.append(self.create_timer(poll, self._poll, clock=steady))
         else:
             self._start_frame_timer()
 
@@ -170,9 +170,9 @@ class MockHexapodNode(HilLifecycleNode):
 
     def deactivate_node(self) -> None:
         # The simulated world freezes: sim time stops, the drives keep their state.
-        for timer in self._timers:
+        for timer in self._own_timers:
             self.destroy_timer(timer)
-        self._timers = []
+        self._own_timers = []
         if getattr(self, '_frame_timer', None) is not None:
             self.destroy_timer(self._frame_timer)
             self._frame_timer = None
@@ -216,7 +216,9 @@ class MockHexapodNode(HilLifecycleNode):
             pos, vel = order_joint_trajectory(msg.joint_names, p.joint_names, positions, velocities)
             entry = (np.asarray(times), pos, vel)
         if not p.lockstep:
-            if entry is not None:
+            if entry is None:
+                self._hold()           # stop following: keep the current setpoint, no jump
+            else:
                 self._set_trajectory(self.t_ns if stamp == 0 else stamp, entry)
             return
         key = self.t_ns if stamp == 0 else stamp     # stamp 0 = "now" (JTC convention)
