@@ -198,3 +198,21 @@ def test_lockstep_with_the_mock_hexapod_follows_the_ik_of_the_references(ros):
     assert np.abs(q - expected).max() < 20e-6
     # every frame was commanded in time and accepted by the drives
     assert mock.late_commands == 0 and mock.rejected_commands == 0 and mock.stale_commands == 0
+
+
+def test_unreachable_reference_holds_with_an_error_and_no_jump(ros):
+    rig = Rig(ros)
+    n = 120
+    for k in range(n):                  # x ramps at 0.5 m/s out of the workspace (~0.1 m)
+        pose = HOME.copy()
+        pose[0] += 0.5 * max(0.0, k - 5) * T_NS * 1e-9
+        rig.send(k, pose=pose)
+        rig.wait_frames(k + 1)
+    ros.spin_until(lambda: any(lvl == b'\x02' and 'inverse kinematics failed' in m
+                               for lvl, m, _ in status_of(rig.diags)), 10, 'IK error diagnostic')
+    q = np.array([p.positions for m in rig.out for p in m.points])
+    qd = np.array([p.velocities for m in rig.out for p in m.points])
+    assert np.all(np.isfinite(q)) and np.all(np.isfinite(qd))
+    assert np.abs(np.diff(q, axis=0)).max() <= 1.5 * np.abs(qd).max() * TS    # never a jump
+    assert np.allclose(qd[-40:], 0.0, atol=1e-12) and np.ptp(q[-40:], axis=0).max() < 1e-12
+    assert rig.node.engine.fault is not None
