@@ -1,11 +1,13 @@
 """The Net F/T client against the hil_sim RDT device over loopback UDP (the real bytes)."""
-import threading
+import signal
+import socket
+import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
 
-from hil_core.ft import netft_protocol as rdt
 from hil_core.ft.netft_client import NetFTClient
 from hil_core.load_profiles import LoadProfile
 from hil_sim.netft_device import NetFTDevice
@@ -95,3 +97,23 @@ def test_device_rejects_bad_settings():
         NetFTDevice(rate=8000.0)
     with pytest.raises(ValueError, match='drop'):
         NetFTDevice(drop=1.5)
+
+
+def test_standalone_device_script():
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    probe.bind(('127.0.0.1', 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    proc = subprocess.Popen([sys.executable, '-m', 'hil_sim.netft_device', '--port', str(port), '--rate', '1000',
+                             '--drop', '0.05', '--seed', '1'], stdout=subprocess.PIPE, text=True)
+    try:
+        assert f':{port} at 1000 Hz' in proc.stdout.readline()
+        client = NetFTClient('127.0.0.1', port, timeout=0.5)
+        client.start(sample_count=500)
+        t = _drain(client, lambda tot: tot['records'] + client.tracker.lost >= 500, timeout=20)
+        assert t['records'] > 400 and client.tracker.lost == 500 - t['records']
+        client.close()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate(timeout=10)[0]
+    assert 'dropped=' in out and proc.returncode == 0
