@@ -216,3 +216,23 @@ def test_unreachable_reference_holds_with_an_error_and_no_jump(ros):
     assert np.abs(np.diff(q, axis=0)).max() <= 1.5 * np.abs(qd).max() * TS    # never a jump
     assert np.allclose(qd[-40:], 0.0, atol=1e-12) and np.ptp(q[-40:], axis=0).max() < 1e-12
     assert rig.node.engine.fault is not None
+
+
+def test_standalone_process_with_params_file(ros):
+    """`python -m hil_nodes.timebase --ros-args --params-file config/timebase.yaml`."""
+    import pathlib
+    config = pathlib.Path(__file__).resolve().parents[2] / 'config' / 'timebase.yaml'
+    out = ros.collect(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY, qos.command(depth=100))
+    proc = ros.spawn('hil_nodes.timebase', ['--params-file', str(config)])
+    ros.bring_up('timebase', timeout=40)
+    pub = ros.node.create_publisher(PoseStamped, topics.PLANNER_SAFE_REFERENCE, qos.stream(True, 100))
+    ros.wait_for_subscribers(topics.PLANNER_SAFE_REFERENCE)
+    for k in range(3):
+        msg = PoseStamped()
+        msg.header.stamp = ns_to_stamp(k * T_NS)
+        msg.pose = array_to_pose(HOME)
+        pub.publish(msg)
+    ros.spin_until(lambda: len(out) >= 3, 20, 'commands from the node process')
+    assert [stamp_to_ns(m.header.stamp) for m in out[:3]] == [0, T_NS, 2 * T_NS]
+    assert np.allclose([p.positions for p in out[-1].points], 0.0, atol=1e-12)   # home = 0
+    assert proc.stop() == 0, proc.output()
