@@ -65,7 +65,7 @@ class TimebaseNode(HilLifecycleNode):
         super().__init__(node_name, **kwargs)
         self.engine = None
         self._io = []
-        self._timers = []
+        self._own_timers = []
         self._last_warn: dict[str, float] = {}
         self.counters = dict.fromkeys(('frames', 'references', 'invalid', 'stale', 'filled'), 0)
 
@@ -100,17 +100,17 @@ class TimebaseNode(HilLifecycleNode):
         self._draining = False
         self._fault_reported = False
         self._delays = []
-        self._timers = [self.create_timer(self.p.status_period, self._report,
+        self._own_timers = [self.create_timer(self.p.status_period, self._report,
                                           clock=self._steady_clock())]
         if not self.p.lockstep:
-            self._timers.append(self.create_timer(self.p.move_time, self._on_tick))
+            self._own_timers.append(self.create_timer(self.p.move_time, self._on_tick))
 
     def deactivate_node(self) -> None:
         # nothing further is commanded: the drives hold the last setpoint, which is at rest
         # when the supervisor stopped the references first (the normal mode flow)
-        for t in self._timers:
+        for t in self._own_timers:
             self.destroy_timer(t)
-        self._timers = []
+        self._own_timers = []
         self._report()
         self.engine = None
 
