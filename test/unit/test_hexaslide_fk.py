@@ -130,3 +130,46 @@ def test_guess_reset_and_constructor_checks():
         hx.ForwardKinematics(GEOM, method='broyden')
     with pytest.raises(ValueError):
         hx.ForwardKinematics(GEOM, tol=0.0)
+
+
+def test_another_assembly_mode_is_never_returned():
+    """Same sliders, two real closures: the robot's pose and one with the platform turned ~40 deg
+    (spherical joints at 72 deg). Started next to the wrong one, FK must still return the robot's."""
+    good = hx.poses_from_offsets(GEOM, [-0.05, 0.025, 0.025, -0.09, 0.14, 0.05])[0]
+    q = hx.inverse_kinematics(GEOM, good).q[0]
+    wrong = np.array([-0.08144367, -0.00947116, 0.15227894, -0.34801201, 0.23613537, 0.04736956, 0.90602641])
+    fk = hx.ForwardKinematics(GEOM)
+    # the wrong closure really exists: Newton started on it stays there, and it is flagged
+    sliders = GEOM.guide_origins + (GEOM.q_home + q)[:, None] * GEOM.guide_directions
+    base = [(b[0], b[1], c[0], c[1]) for b, c in zip(GEOM.platform_joints, sliders)]
+    ok, state = fk._iterate(tuple(wrong / np.r_[1, 1, 1, [np.linalg.norm(wrong[3:])] * 4]), base, None)[:2]
+    assert ok and pose_errors(np.array(state), good)[1] > 0.3
+    assert 'spherical' in fk._branch_problem(state, base)
+    # ... but solve() detects it and returns the robot's pose
+    res = fk.solve(q, guess=wrong)
+    assert res.converged
+    dp, dr = pose_errors(res.pose, good)
+    assert dp < 1e-9 and dr < 1e-9
+    # a stream of far-apart poses with the predictor (the case that found this closure)
+    fk = hx.ForwardKinematics(GEOM, predict=True)
+    poses = np.concatenate([[hx.home_pose(GEOM)], hx.box_corners(GEOM)[::9], hx.random_poses(GEOM, 30, rng=1)])
+    for pose, qk in zip(poses, hx.inverse_kinematics(GEOM, poses).q):
+        res = fk.solve(qk)
+        assert res.converged
+        dp, dr = pose_errors(res.pose, pose)
+        assert dp < 1e-9 and dr < 1e-9
+
+
+def test_solution_without_physical_passive_joints_is_reported():
+    from hil_core.hexaslide import geometry as gm
+    tight = gm.build_geometry('tight', GEOM.home_height, GEOM.half_distance, GEOM.link_length,
+                              GEOM.platform_radius, np.degrees(GEOM.platform_angle), GEOM.guide_directions,
+                              [-1, 1, -1, 1, -1, 1], (-0.125, 0.1), 1.0, 1.0,
+                              {'surge': 0.05, 'sway': 0.025, 'heave': 0.025, 'roll_deg': 5, 'pitch_deg': 8,
+                               'yaw_deg': 3})
+    pose = hx.poses_from_offsets(tight, [0, 0, 0, 0, 0.15, 0])[0]
+    q = hx.inverse_kinematics(tight, pose).q[0]
+    fk = hx.ForwardKinematics(tight)
+    res = fk.solve(q, guess=pose)
+    assert not res.converged and 'assembly mode' in res.reason and 'joint' in res.reason
+    np.testing.assert_array_equal(fk.last_pose, hx.home_pose(tight))

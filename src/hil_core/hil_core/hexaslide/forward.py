@@ -37,6 +37,7 @@ from .geometry import HexaslideGeometry
 # The chord contraction rate drifts as the iterate moves: refresh when the next step, predicted
 # from the last ratio, is within this factor of tol (keeps the 1 kHz warm start at <= 2 steps).
 _CHORD_SAFETY = 0.01
+_BRANCH_FACTOR = 1.5
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,6 +71,13 @@ def _rotate_quat(wx, wy, wz, x, y, z, w):
     nw = c * w - ax * x - ay * y - az * z
     n = 1.0 / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
     return nx * n, ny * n, nz * n, nw * n
+
+
+def _distance(a, b) -> float:
+    """Max of the position difference [m] and (about) the rotation angle [rad] between states."""
+    dot = abs(a[3] * b[3] + a[4] * b[4] + a[5] * b[5] + a[6] * b[6])
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]), abs(a[2] - b[2]),
+               2.0 * math.sqrt(max(0.0, 1.0 - min(dot, 1.0) ** 2)))
 
 
 def _extrapolate(a, b):
@@ -112,6 +120,12 @@ class ForwardKinematics:
         home = geom.guide_origins + geom.q_home[:, None] * geom.guide_directions
         self._legs = [(float(b[0]), float(b[1]), float(h[0]), float(h[1]), float(u[0]), float(u[1]))
                       for b, h, u in zip(geom.platform_joints, home, geom.guide_directions)]
+        self._h = [tuple(map(float, h)) for h in geom.link_home]
+        # assembly-mode check: passive deflection beyond 1.5 x the joint limit is no physical
+        # configuration (the design limits of the yaml files are themselves estimates)
+        self._cos_universal = math.cos(min(math.pi, _BRANCH_FACTOR * geom.universal_limit))
+        self._cos_spherical = math.cos(min(math.pi, _BRANCH_FACTOR * geom.spherical_limit))
+        self._home = (0.0, 0.0, float(geom.home_height), 0.0, 0.0, 0.0, 1.0)
         self._l2 = geom.link_length ** 2
         self._half_inv_l = 0.5 / geom.link_length
         self.reset()
@@ -190,10 +204,7 @@ class ForwardKinematics:
             return self._fail(0, 'invalid joint vector (need 6 finite values)', math.inf)
         if len(q) != 6 or not all(map(math.isfinite, q)):
             return self._fail(0, 'invalid joint vector (need 6 finite values)', math.inf)
-        s = self._state
-        if self.predict and self._prev is not None:
-            s = _extrapolate(self._prev, s)
-        jinv = self._jinv if self.chord else None
+        start, jinv, trusted = self._state, (self._jinv if self.chord else None), True
         if guess is not None:
             try:
                 g = [float(v) for v in guess]
@@ -202,18 +213,46 @@ class ForwardKinematics:
                 g, n = [], 0.0
             if len(g) != 7 or not all(map(math.isfinite, g)) or not n > 1e-9:
                 return self._fail(0, 'invalid guess pose', math.inf)
-            s = (g[0], g[1], g[2], g[3] / n, g[4] / n, g[5] / n, g[6] / n)
-            jinv = None
+            start, jinv, trusted = (g[0], g[1], g[2], g[3] / n, g[4] / n, g[5] / n, g[6] / n), None, False
+        s0 = start
+        if self.predict and trusted and self._prev is not None:
+            predicted = _extrapolate(self._prev, start)
+            if _distance(predicted, start) < self.refresh_step:    # consecutive samples only
+                s0 = predicted
         base = [(bx, by, hx + qi * ux, hy + qi * uy) for (bx, by, hx, hy, ux, uy), qi in zip(self._legs, q)]
+        out = self._iterate(s0, base, jinv)
+        # A far move may land on another assembly mode (another real root of the closure
+        # equations with the same sliders, e.g. the platform flipped by tens of degrees): only a
+        # solution with the eq. 2 + root and the passive joints in range is the robot's pose.
+        # Distinct assembly modes are far apart away from singularities, so a small correction
+        # of a validated estimate needs no check; otherwise check, and retry once from home.
+        if out[0] and (not trusted or _distance(out[1], start) > self.refresh_step):
+            problem = self._branch_problem(out[1], base)
+            if problem and (not trusted or start != self._home):
+                retry = self._iterate(self._home, base, None)
+                out = (*retry[:2], None, out[3] + retry[3], *retry[4:])
+                problem = self._branch_problem(out[1], base) if out[0] else ''
+            if problem:
+                out = (False, out[1], None, out[3], out[4], f'no pose on the robot\'s assembly mode: {problem}')
+        ok, state, jinv, iterations, residual, reason = out
+        if not ok:
+            return self._fail(iterations, reason, residual)
+        self._prev = self._state if trusted else None
+        self._state, self._jinv = state, jinv
+        return FKResult(pose=np.array(state), iterations=iterations, converged=True, residual=residual)
+
+    def _iterate(self, s, base, jinv):
+        """Damped (chord) Newton from s: (ok, state, jinv, iterations, residual, reason)."""
         f = self._eval(s, base)
         merit = sum(v * v for v in f)
         tol, prev = self.tol, math.inf
         for it in range(self.max_iter + 1):
+            residual = self._half_inv_l * max(map(abs, f))
             fresh = jinv is None
             if fresh:
                 jinv = self._inverse(s, base, f)
                 if jinv is None:
-                    return self._fail(it, 'singular Jacobian', self._half_inv_l * max(map(abs, f)))
+                    return False, s, None, it, residual, 'singular Jacobian'
             dx = (jinv @ f).tolist()
             size = max(map(abs, dx))
             # chord step with an old Jacobian: keep it only while it is small and contracts
@@ -221,14 +260,11 @@ class ForwardKinematics:
             if not fresh and size >= tol and (size > self.refresh_step or size * size >= _CHORD_SAFETY * tol * prev):
                 jinv, fresh = self._inverse(s, base, f), True
                 if jinv is None:
-                    return self._fail(it, 'singular Jacobian', self._half_inv_l * max(map(abs, f)))
+                    return False, s, None, it, residual, 'singular Jacobian'
                 dx = (jinv @ f).tolist()
                 size = max(map(abs, dx))
             if size < tol:
-                self._prev = self._state if guess is None else None
-                self._state, self._jinv = self._step(s, dx, -1.0), jinv
-                return FKResult(pose=np.array(self._state), iterations=it, converged=True,
-                                residual=self._half_inv_l * max(map(abs, f)))
+                return True, self._step(s, dx, -1.0), jinv, it, residual, ''
             if it == self.max_iter:
                 break
             lam = -1.0
@@ -241,19 +277,36 @@ class ForwardKinematics:
                 if not fresh:                       # old (chord) Jacobian: refresh before damping
                     jinv, fresh = self._inverse(s, base, f), True
                     if jinv is None:
-                        return self._fail(it, 'singular Jacobian', self._half_inv_l * max(map(abs, f)))
+                        return False, s, None, it, residual, 'singular Jacobian'
                     dx = (jinv @ f).tolist()
                     size = max(map(abs, dx))
                     continue
                 lam *= 0.5                          # monotonic-descent factor
             else:
-                return self._fail(it, 'no descent (monotonic-descent factor exhausted)',
-                                  self._half_inv_l * max(map(abs, f)))
+                return False, s, None, it, residual, 'no descent (monotonic-descent factor exhausted)'
             if size * -lam > self.refresh_step:
                 jinv = None                         # far from the solution: plain damped Newton
             s, f, merit, prev = s_new, f_new, merit_new, size * -lam
-        return self._fail(self.max_iter, f'no convergence in {self.max_iter} iterations',
-                          self._half_inv_l * max(map(abs, f)))
+        return (False, s, None, self.max_iter, self._half_inv_l * max(map(abs, f)),
+                f'no convergence in {self.max_iter} iterations')
+
+    def _branch_problem(self, s, base) -> str:
+        """'' if every leg is on the + root of eq. 2 with plausible passive joint deflections."""
+        px, py, pz = s[0], s[1], s[2]
+        r00, r01, r02, r10, r11, r12, r20, r21, r22 = _quat_to_rot(s[3], s[4], s[5], s[6])
+        inv_l = 1.0 / self.geom.link_length
+        for i, ((bx, by, cx, cy), (_, _, _, _, ux, uy), (hx, hy, hz)) in enumerate(zip(base, self._legs, self._h)):
+            lx = (px + r00 * bx + r01 * by - cx) * inv_l
+            ly = (py + r10 * bx + r11 * by - cy) * inv_l
+            lz = (pz + r20 * bx + r21 * by) * inv_l
+            if lx * ux + ly * uy >= 0.0:
+                return f'leg {i + 1} on the - root of eq. 2'
+            if lx * hx + ly * hy + lz * hz < self._cos_universal:
+                return f'universal joint {i + 1} beyond 1.5 x its limit'
+            rhx, rhy, rhz = r00 * hx + r01 * hy + r02 * hz, r10 * hx + r11 * hy + r12 * hz, r20 * hx + r21 * hy + r22 * hz
+            if lx * rhx + ly * rhy + lz * rhz < self._cos_spherical:
+                return f'spherical joint {i + 1} beyond 1.5 x its limit'
+        return ''
 
     def _fail(self, iterations, reason, residual) -> FKResult:
         return FKResult(pose=np.array(self._state), iterations=iterations, converged=False,
