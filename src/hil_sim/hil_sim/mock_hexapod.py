@@ -37,6 +37,7 @@ from hil_nodes.runner import main_for
 JOINTS = [f'slider_{i}' for i in range(1, 7)]
 REPUBLISH_PERIOD = 0.1      # wall s between re-publications of t_0 before the first command
 MAX_PENDING = 64            # future-stamped commands kept in lockstep
+MAX_CATCHUP = 4             # real time: most frames advanced in one late timer callback
 
 
 def _unique(names) -> str | None:
@@ -141,6 +142,7 @@ class MockHexapodNode(HilLifecycleNode):
         self.k = 0
         self.started = False
         self.frames = self.late_commands = self.rejected_commands = self.stale_commands = 0
+        self.overruns = 0
         self._pending: dict[int, tuple] = {}
         x0 = np.asarray(p.initial_positions, float)
         self._knots = (np.array([0.0]), x0[None, :], None)    # active setpoint trajectory (rel. s)
@@ -165,6 +167,7 @@ class MockHexapodNode(HilLifecycleNode):
         if old is not None:
             self.destroy_timer(old)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._rt_wall0 = None       # wall reference of the real-time pace (reset on a new pace)
         self._frame_timer = self.create_timer(self.p.frame_period / self.p.time_scale,
                                               self._realtime_tick, clock=steady)
 
@@ -312,14 +315,27 @@ class MockHexapodNode(HilLifecycleNode):
             self._step()
 
     def _realtime_tick(self) -> None:
-        if self.active:
+        """Advance the frames that wall time says are due (timer callbacks can come late on a
+        loaded machine; sim time must still follow wall * time_scale). A backlog above
+        MAX_CATCHUP frames is dropped and counted as overruns rather than burst out."""
+        if not self.active:
+            return
+        now = time.monotonic()
+        if self._rt_wall0 is None:
+            self._rt_wall0, self._rt_frames0 = now - self.p.frame_period / self.p.time_scale, self.frames
+        due = int((now - self._rt_wall0) * self.p.time_scale / self.p.frame_period) - (self.frames - self._rt_frames0)
+        if due > MAX_CATCHUP:
+            self.overruns += due - MAX_CATCHUP
+            self._rt_wall0 += (due - MAX_CATCHUP) * self.p.frame_period / self.p.time_scale
+            due = MAX_CATCHUP
+        for _ in range(max(due, 0)):
             self._step()
 
     # --- diagnostics ---------------------------------------------------------------------------
     def _counters(self) -> dict:
         return dict(frames=self.frames, late_commands=self.late_commands,
                     rejected_commands=self.rejected_commands, stale_commands=self.stale_commands,
-                    sim_time=self.t_ns * 1e-9)
+                    realtime_overruns=self.overruns, sim_time=self.t_ns * 1e-9)
 
     def _publish_status(self) -> None:
         if self.servo is None:
