@@ -87,6 +87,19 @@ def scenario_parameters(system, scenario: str | None) -> dict:
     return values
 
 
+def effective_parameters(specs, overrides: pathlib.Path) -> dict:
+    """{node: {param: value}} as the nodes received them: parameter files, then the run's values."""
+    out: dict = {}
+    for path in [p for s in specs for p in s.params] + [overrides]:
+        data = yaml.safe_load(pathlib.Path(path).read_text()) or {}
+        for node, body in data.items():
+            values = (body or {}).get('ros__parameters', {})
+            targets = [s.name for s in specs] if node in ('/**', '**') else [node.strip('/')]
+            for name in targets:
+                out.setdefault(name, {}).update(values)
+    return out
+
+
 def _bag_path(args, system) -> pathlib.Path | None:
     if not args.record:
         return None
@@ -142,7 +155,8 @@ def run(args) -> int:
         client.close()
     if bag_path is not None and bag_path.exists():
         # The run manifest next to the bag: what `hil report` needs to recompute the ideal motion.
-        manifest = {'summary': summary, 'scenario': args.scenario or '', 'parameters': yaml.safe_load(overrides.read_text())}
+        manifest = {'summary': summary, 'scenario': args.scenario or '',
+                    'parameters': effective_parameters(specs, overrides)}
         (bag_path / 'hil_run.yaml').write_text(yaml.safe_dump(manifest, sort_keys=False))
     for key, value in summary.items():
         print(f'{key}: {value}')

@@ -1,0 +1,1 @@
+"""`hil report`: a recorded run -> PNG figures + one HTML page (headless, matplotlib Agg)."""
