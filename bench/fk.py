@@ -41,8 +41,18 @@ def report(name, wall, cpu):
     print(f'{name}_cpu_p50: {np.percentile(cpu, 50):.1f} us')
 
 
+def reference_loop() -> float:
+    """CPU ns per iteration of a fixed float loop: scales the figures between machines/loads."""
+    t0 = time.thread_time_ns()
+    acc, x = 0.0, 1.0000001
+    for _ in range(200_000):
+        acc = acc * x + 1e-9
+    return (time.thread_time_ns() - t0) / 200_000
+
+
 def main() -> int:
     print(f'load_average_1min: {os.getloadavg()[0]:.2f} processes')
+    print(f'python_reference_loop: {reference_loop():.1f} ns')
     geom = hx.load_geometry('hexaslide_scaled')
     traj = hx.sinusoid_trajectory(geom, duration=4.0, rate=1000.0)
     ik = hx.inverse_kinematics(geom, traj)
