@@ -1,0 +1,168 @@
+"""Acceleration Saturation Control (seed 000 section 4.1.3) and its ruckig alternative.
+
+ASC: per-DOF acceleration limits on the 6-DOF pose vector (``hil_core.planner.dof``). Each cycle
+the acceleration the new reference demands of the last output is computed; within the limits
+the reference is passed through untouched (the planner then forwards the very same pose array:
+bit-identical, no delay). Otherwise the acceleration is saturated and the next pose recomputed
+from it; a PID position loop (with the reference acceleration as feed-forward) restores the
+alignment with the reference whenever acceleration margin is available, and a back-calculation
+anti-windup keeps its integrator from winding up while the output is saturated. A per-DOF
+velocity limit is part of the saturation: it bounds the braking distance the workspace
+recovery must have between the soft and the hard limit.
+
+Discretisation: v_k = v_{k-1} + a_k dt, x_k = x_{k-1} + v_k dt, so the second difference of the
+output is exactly a_k dt^2 and every output step obeys |a| <= a_max per DOF.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _limits(values, name: str) -> np.ndarray:
+    v = np.asarray(values, dtype=float).reshape(-1)
+    if v.shape != (6,) or not np.all(np.isfinite(v)) or np.any(v <= 0):
+        raise ValueError(f'{name} must be 6 positive finite values, got {values}')
+    return v
+
+
+class AccelerationSaturationControl:
+    """The ASC of seed 000. ``step(ref)`` returns ``(x, passthrough)``."""
+
+    def __init__(self, dt: float, a_max, v_max, bandwidth_hz: float = 1.5, rejoin_tolerance: float = 0.5):
+        if not (np.isfinite(dt) and dt > 0):
+            raise ValueError(f'dt must be > 0, got {dt}')
+        if not (np.isfinite(bandwidth_hz) and 0 < bandwidth_hz < 0.25 / dt):
+            raise ValueError(f'asc bandwidth must be in (0, {0.25 / dt}) Hz, got {bandwidth_hz}')
+        self.dt = float(dt)
+        self.a_max = _limits(a_max, 'a_max')
+        self.v_max = _limits(v_max, 'v_max')
+        w = 2.0 * np.pi * bandwidth_hz
+        # triple pole at -w of s^3 + Kd s^2 + Kp s + Ki (critically damped position loop)
+        self.kp, self.kd, self.ki = 3.0 * w * w, 3.0 * w, w ** 3
+        self.tt = 1.0 / w                     # back-calculation tracking time constant
+        self.rejoin_tolerance = float(rejoin_tolerance)
+        self.x = None
+        self.v = np.zeros(6)
+        self.integrator = np.zeros(6)
+        self.saturated = False
+        self.saturated_cycles = 0
+        self._r1 = None      # previous reference
+        self._r2 = None      # the one before
+
+    def reset(self, x, v=None) -> None:
+        """Start from output state x (and velocity v, default rest); the reference history is the state."""
+        self.x = np.asarray(x, dtype=float).copy()
+        self.v = np.zeros(6) if v is None else np.asarray(v, dtype=float).copy()
+        self.integrator = np.zeros(6)
+        self.saturated = False
+        self._r1 = self.x.copy()
+        self._r2 = self.x - self.v * self.dt
+
+    def step(self, ref):
+        """One cycle: ``ref`` the 6-DOF reference (finite; the planner replaces bad ones by the last
+        good reference, i.e. a hold). Returns (x_out, passthrough)."""
+        if self.x is None:
+            raise RuntimeError('ASC.step before reset()')
+        r = np.asarray(ref, dtype=float)
+        dt = self.dt
+        v_pass = (r - self.x) / dt
+        a_pass = (v_pass - self.v) / dt
+        within = bool((np.abs(a_pass) <= self.a_max).all() and (np.abs(v_pass) <= self.v_max).all())
+        if within and self.saturated:
+            # rejoin only when the output is aligned with the reference in position *and* velocity
+            v_ref = (r - self._r1) / dt
+            within = bool((np.abs(v_pass - v_ref) <= self.rejoin_tolerance * self.a_max * dt).all())
+        if within:
+            self.saturated = False
+            self.integrator[:] = 0.0
+            self.v = v_pass
+            self.x = r.copy()
+            self._r2, self._r1 = self._r1, r.copy()
+            return r, True
+        if not self.saturated:
+            self.integrator[:] = 0.0
+        self.saturated = True
+        self.saturated_cycles += 1
+        a_ff = np.clip((r - 2.0 * self._r1 + self._r2) / (dt * dt), -self.a_max, self.a_max)
+        v_ref = np.clip((r - self._r1) / dt, -self.v_max, self.v_max)
+        e = r - self.x
+        u = a_ff + self.kp * e + self.kd * (v_ref - self.v) + self.integrator
+        a = self.saturate(u)
+        self.integrator += dt * (self.ki * e + (a - u) / self.tt)
+        self.v = self.v + a * dt
+        self.x = self.x + self.v * dt
+        self._r2, self._r1 = self._r1, r.copy()
+        return self.x.copy(), False
+
+    def saturate(self, u):
+        """Clip an acceleration to the per-DOF limit and to what keeps |v| <= v_max next cycle."""
+        dt = self.dt
+        hi = np.minimum(self.a_max, (self.v_max - self.v) / dt)
+        lo = np.maximum(-self.a_max, (-self.v_max - self.v) / dt)
+        # |v| above v_max (only after a reset with a fast state): brake as hard as allowed
+        bad = lo > hi
+        a = np.clip(u, lo, hi)
+        return np.where(bad, -np.sign(self.v) * self.a_max, a)
+
+
+class RuckigLimiter:
+    """Jerk-limited alternative (``acceleration_limiter: ruckig``): each cycle ruckig plans from the
+    current output state to the reference (target velocity = reference velocity, clipped) and the
+    first sample is output. Never bit-identical (jerk limiting smooths every corner)."""
+
+    def __init__(self, dt: float, a_max, v_max, j_max):
+        from ruckig import InputParameter, OutputParameter, Ruckig
+        self.dt = float(dt)
+        self.a_max = _limits(a_max, 'a_max')
+        self.v_max = _limits(v_max, 'v_max')
+        self.j_max = _limits(j_max, 'j_max')
+        self._otg = Ruckig(6, self.dt)
+        self._inp = InputParameter(6)
+        self._out = OutputParameter(6)
+        # ruckig bounds the continuous profile; the sampled second difference averages it, so a
+        # hair of margin keeps the discrete acceleration strictly inside the limit
+        self._inp.max_velocity = list(self.v_max * (1 - 1e-6))
+        self._inp.max_acceleration = list(self.a_max * (1 - 1e-6))
+        self._inp.max_jerk = list(self.j_max)
+        self.x = None
+        self.v = np.zeros(6)
+        self.a = np.zeros(6)
+        self._r1 = None
+        self.saturated = True
+        self.failures = 0
+
+    def reset(self, x, v=None) -> None:
+        self.x = np.asarray(x, dtype=float).copy()
+        self.v = np.zeros(6) if v is None else np.asarray(v, dtype=float).copy()
+        self.a = np.zeros(6)
+        self._r1 = self.x.copy()
+
+    def step(self, ref):
+        from ruckig import Result
+        r = np.asarray(ref, dtype=float)
+        inp = self._inp
+        inp.current_position = list(self.x)
+        inp.current_velocity = list(np.clip(self.v, -self.v_max * (1 - 1e-6), self.v_max * (1 - 1e-6)))
+        inp.current_acceleration = list(np.clip(self.a, -self.a_max * (1 - 1e-6), self.a_max * (1 - 1e-6)))
+        inp.target_position = list(r)
+        inp.target_velocity = list(np.clip((r - self._r1) / self.dt, -0.9 * self.v_max, 0.9 * self.v_max))
+        inp.target_acceleration = [0.0] * 6
+        self._r1 = r.copy()
+        res = self._otg.update(inp, self._out)
+        if res not in (Result.Working, Result.Finished):
+            # infeasible target state: brake within the acceleration limit instead
+            self.failures += 1
+            a = np.clip(-self.v / self.dt, -self.a_max, self.a_max)
+            self.v = self.v + a * self.dt
+            self.x = self.x + self.v * self.dt
+            self.a = a
+            return self.x.copy(), False
+        new_x = np.array(self._out.new_position)
+        new_v = (new_x - self.x) / self.dt
+        a = (new_v - self.v) / self.dt
+        # the discrete second difference is what the robot sees: enforce it exactly
+        a = np.clip(a, -self.a_max, self.a_max)
+        self.v = self.v + a * self.dt
+        self.x = self.x + self.v * self.dt
+        self.a = np.array(self._out.new_acceleration)
+        return self.x.copy(), False

@@ -1,0 +1,116 @@
+"""Synchronization coefficient (seed 000 4.1.1), ASC (4.1.3) and the ruckig alternative."""
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation, Slerp
+
+from hil_core.planner.asc import AccelerationSaturationControl, RuckigLimiter
+from hil_core.planner.ramps import PEAK_CURVATURE, PEAK_RATE, SHAPES, ramp, ramp_rate
+from hil_core.planner.sync_ramp import SyncRamp, slerp
+
+DT = 0.0025
+A_MAX = np.array([5.0, 5.0, 5.0, 20.0, 20.0, 20.0])
+V_MAX = np.array([0.3, 0.3, 0.3, 2.0, 2.0, 2.0])
+
+
+@pytest.mark.parametrize('shape', SHAPES)
+def test_ramp_shapes_are_c1_at_both_ends_with_closed_form_peaks(shape):
+    t = np.linspace(0, 1, 200001)
+    s = ramp(t, shape)
+    assert s[0] == 0.0 and s[-1] == 1.0 and np.all(np.diff(s) >= 0)
+    assert ramp_rate(0.0, shape) == 0.0 and abs(ramp_rate(1.0, shape)) < 1e-12
+    np.testing.assert_allclose(np.gradient(s, t)[1:-1], ramp_rate(t, shape)[1:-1], atol=1e-6)
+    assert abs(ramp_rate(t, shape).max() - PEAK_RATE[shape]) < 1e-6
+    curv = np.gradient(ramp_rate(t, shape), t)
+    assert abs(np.abs(curv[1:-1]).max() - PEAK_CURVATURE[shape]) < 1e-3
+
+
+def test_slerp_matches_scipy():
+    rng = np.random.default_rng(3)
+    q0, q1 = Rotation.random(2, random_state=4).as_quat()
+    for c in rng.uniform(0, 1, 20):
+        ref = Slerp([0, 1], Rotation.from_quat([q0, q1]))([c]).as_quat()[0]
+        got = slerp(q0, q1, c)
+        assert min(np.linalg.norm(got - ref), np.linalg.norm(got + ref)) < 1e-12
+
+
+def test_sync_ramp_blends_then_is_transparent():
+    start = np.array([0.0, 0.0, 0.15, 0.0, 0.0, 0.0, 1.0])
+    ref = np.array([0.02, -0.01, 0.16, *Rotation.from_euler('xyz', [0.05, -0.08, 0.02]).as_quat()])
+    sync = SyncRamp(0.5, DT, 'quintic')
+    sync.start(start)
+    out = np.array([sync.step(ref) for _ in range(sync.steps)])
+    c = ramp(np.arange(1, sync.steps + 1) / sync.steps)
+    np.testing.assert_allclose(out[:, :3], (1 - c)[:, None] * start[:3] + c[:, None] * ref[:3], atol=1e-15)
+    assert sync.done
+    # transparent once c = 1: the very object, bit-identical
+    assert sync.step(ref) is ref
+    # C1 start: the first increments are tiny (c'(0) = 0), C1 end: they vanish again
+    steps = np.linalg.norm(np.diff(out[:, :3], axis=0), axis=1)
+    assert steps[0] < 1e-3 * steps.max() and steps[-1] < 1e-3 * steps.max()
+    with pytest.raises(ValueError):
+        SyncRamp(0.0, DT)
+    with pytest.raises(ValueError):
+        SyncRamp(1.0, DT, 'linear')
+
+
+def _run(lim, refs):
+    lim.reset(refs[0])
+    return np.array([lim.step(r)[0] for r in refs])
+
+
+def test_asc_is_bit_identical_inside_the_limits():
+    t = np.arange(800) * DT
+    refs = np.zeros((800, 6))
+    refs[:, 0] = 0.02 * (1 - np.cos(2 * np.pi * 1.0 * t))      # starts at rest, 0.79 m/s^2 peak < 5
+    refs[:, 4] = 0.1 * (1 - np.cos(2 * np.pi * 0.5 * t))       # 0.99 rad/s^2 < 20
+    asc = AccelerationSaturationControl(DT, A_MAX, V_MAX)
+    asc.reset(refs[0])
+    for r in refs:
+        out, passthrough = asc.step(r)
+        assert passthrough and np.array_equal(out, r)
+    assert asc.saturated_cycles == 0
+
+
+@pytest.mark.parametrize('kind', ['step', 'spike', 'dropout'])
+def test_asc_limits_acceleration_and_restores_alignment(kind):
+    n = 1600
+    refs = np.zeros((n, 6))
+    t = np.arange(n) * DT
+    refs[:, 1] = 0.01 * np.sin(2 * np.pi * 0.5 * t)
+    if kind == 'step':
+        refs[200:, 0] += 0.03
+    elif kind == 'spike':
+        refs[200, :] += [0.05, -0.05, 0.05, 0.3, 0.3, -0.3]
+    else:
+        refs[200:260, 1] = refs[199, 1]                          # held reference
+    asc = AccelerationSaturationControl(DT, A_MAX, V_MAX)
+    out = _run(asc, refs)
+    acc = np.diff(out, 2, axis=0) / DT ** 2
+    assert np.all(np.abs(acc) <= A_MAX + 1e-9)
+    assert np.all(np.abs(np.diff(out, axis=0) / DT) <= V_MAX + 1e-9)
+    assert asc.saturated_cycles > 0
+    # alignment restored: bit-identical pass-through again at the end
+    assert not asc.saturated
+    np.testing.assert_array_equal(out[-100:], refs[-100:])
+
+
+def test_asc_back_calculation_keeps_the_integrator_bounded_under_long_saturation():
+    refs = np.zeros((2000, 6))
+    refs[10:, 0] = 0.5                                             # far step: long saturation at v_max
+    asc = AccelerationSaturationControl(DT, A_MAX, V_MAX)
+    out = _run(asc, refs)
+    overshoot = out[:, 0].max() - 0.5
+    assert overshoot < 0.01, f'overshoot {overshoot}'              # wind-up would overshoot by far more
+    assert abs(out[-1, 0] - 0.5) < 1e-6
+
+
+def test_ruckig_respects_limits_on_a_step_and_converges():
+    refs = np.zeros((1200, 6))
+    refs[100:, 2] = 0.03
+    lim = RuckigLimiter(DT, A_MAX, V_MAX, np.full(6, 500.0))
+    out = _run(lim, refs)
+    acc = np.diff(out, 2, axis=0) / DT ** 2
+    assert np.all(np.abs(acc) <= A_MAX + 1e-9)
+    jerk = np.diff(acc, axis=0) / DT
+    assert np.abs(jerk).max() < 600.0                              # jerk-limited (discretisation slack)
+    assert abs(out[-1, 2] - 0.03) < 1e-6 and lim.failures == 0
