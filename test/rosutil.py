@@ -133,7 +133,7 @@ class RosHarness:
                 raise TimeoutError(f'timed out after {timeout} s waiting for {what}')
             self.executor.spin_once(timeout_sec=0.02)
 
-    def call(self, srv_type, name: str, request=None, timeout: float = 10.0):
+    def call(self, srv_type, name: str, request=None, timeout: float = 30.0):
         client = self.node.create_client(srv_type, name)
         try:
             self.spin_until(lambda: client.service_is_ready(), timeout, f'service {name}')
@@ -144,16 +144,16 @@ class RosHarness:
             self.node.destroy_client(client)
 
     # --- lifecycle ----------------------------------------------------------------------------
-    def change_state(self, node_name: str, transition: str, timeout: float = 10.0) -> bool:
+    def change_state(self, node_name: str, transition: str, timeout: float = 30.0) -> bool:
         req = ChangeState.Request()
         req.transition.id = TRANSITIONS[transition]
         return bool(self.call(ChangeState, f'/{node_name}/change_state', req, timeout).success)
 
-    def get_state(self, node_name: str, timeout: float = 10.0) -> str:
+    def get_state(self, node_name: str, timeout: float = 30.0) -> str:
         res = self.call(GetState, f'/{node_name}/get_state', GetState.Request(), timeout)
         return res.current_state.label
 
-    def bring_up(self, node_name: str, timeout: float = 10.0) -> None:
+    def bring_up(self, node_name: str, timeout: float = 30.0) -> None:
         assert self.change_state(node_name, 'configure', timeout), f'{node_name}: configure failed'
         assert self.change_state(node_name, 'activate', timeout), f'{node_name}: activate failed'
 
