@@ -29,7 +29,8 @@ class RunClient:
         self.diag: dict[str, dict[str, str]] = {}     # node name -> last key/values
         self.diag_messages: dict[str, str] = {}
         self.node.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched())
-        self.node.create_subscription(Clock, topics.CLOCK, self._on_clock, 10)
+        # Only the latest time matters here: keep-last 1, so a fast lockstep clock never queues up.
+        self.node.create_subscription(Clock, topics.CLOCK, self._on_clock, 1)
         self.node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diag, 100)
 
     @property
@@ -53,8 +54,11 @@ class RunClient:
             values.update({kv.key: kv.value for kv in st.values})
             self.diag_messages[name] = st.message
 
-    def spin_once(self, timeout: float = 0.05) -> None:
+    def spin_once(self, timeout: float = 0.05, burst: int = 50) -> None:
+        """Wait up to ``timeout`` for work, then drain what is ready (one callback per spin_once)."""
         self.executor.spin_once(timeout_sec=timeout)
+        for _ in range(burst):
+            self.executor.spin_once(timeout_sec=0.0)
 
     def call_trigger(self, service: str, timeout: float = 10.0) -> tuple[bool, str]:
         client = self.node.create_client(Trigger, service)
