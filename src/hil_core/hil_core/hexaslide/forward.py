@@ -28,7 +28,7 @@ Written with plain floats and at most one 6x6 numpy inversion per iteration: num
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -40,8 +40,7 @@ _CHORD_SAFETY = 0.01
 _BRANCH_FACTOR = 1.5
 
 
-@dataclass(frozen=True, eq=False)
-class FKResult:
+class FKResult(NamedTuple):
     pose: np.ndarray        # (7,) [x, y, z, qx, qy, qz, qw]; on failure the last good estimate
     iterations: int         # steps taken (the final, below-tolerance correction not counted)
     converged: bool
@@ -74,10 +73,11 @@ def _rotate_quat(wx, wy, wz, x, y, z, w):
 
 
 def _distance(a, b) -> float:
-    """Max of the position difference [m] and (about) the rotation angle [rad] between states."""
-    dot = abs(a[3] * b[3] + a[4] * b[4] + a[5] * b[5] + a[6] * b[6])
-    return max(abs(a[0] - b[0]), abs(a[1] - b[1]), abs(a[2] - b[2]),
-               2.0 * math.sqrt(max(0.0, 1.0 - min(dot, 1.0) ** 2)))
+    """Cheap distance between states: max position difference [m] and twice the largest
+    quaternion component difference (~ the rotation angle [rad] when small; large when the
+    quaternions are in opposite hemispheres, which only errs on the cautious side)."""
+    return max(abs(a[0] - b[0]), abs(a[1] - b[1]), abs(a[2] - b[2]), 2.0 * abs(a[3] - b[3]),
+               2.0 * abs(a[4] - b[4]), 2.0 * abs(a[5] - b[5]), 2.0 * abs(a[6] - b[6]))
 
 
 def _extrapolate(a, b):
