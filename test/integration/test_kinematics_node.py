@@ -180,8 +180,19 @@ def test_lifecycle_and_refused_configuration(ros):
     assert len(rig.poses) == before                          # inactive: no output
     assert ros.change_state('kinematics', 'cleanup')
     assert ros.change_state('kinematics', 'configure')
+
+    def set_param(name, value):
+        req = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
+        return ros.call(SetParameters, '/kinematics/set_parameters', req).results[0]
+    bad = set_param('urdf_file', '/nonexistent/robot.urdf')                 # checked while inactive
+    assert not bad.successful and 'not found' in bad.reason
+    assert set_param('robot', 'hexaslide_scaled').successful               # applied while inactive
     assert ros.change_state('kinematics', 'activate')
     assert ros.get_state('kinematics') == 'active'
+    assert not set_param('robot', 'hexaslide_full').successful             # refused while active
+    pose = hx.random_poses(GEOM, 1, rng=7)[0]
+    msg = rig.send(3_300_000_000, NAMES, hx.inverse_kinematics(GEOM, pose).q[0])
+    assert pose_error(pose_to_array(msg.pose), pose) < 1e-9
 
 
 def test_iiwa14_flange_pose(ros):

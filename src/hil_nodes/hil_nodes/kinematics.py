@@ -124,17 +124,34 @@ class KinematicsNode(HilLifecycleNode):
                                        'fk_queries', 'ik_queries', 'query_errors'), 0)
         self._last_stamp = 0
         self._last_marker = -math.inf
+        self._built = None
 
-    # --- lifecycle --------------------------------------------------------------------------------
-    def configure_node(self) -> None:
-        p = self.p
+    # --- parameters and lifecycle ---------------------------------------------------------------
+    def check_parameters(self, p) -> str | None:
+        """Build the robot model for these values (configure, or a change while inactive)."""
         urdf = _resolve(p.urdf_file or DEFAULT_URDF[p.robot])
         if not urdf.is_file():
-            raise ValueError(f"parameter 'urdf_file': {urdf} not found")
-        self.robot = _Iiwa(p) if p.robot == 'iiwa14' else _Hexaslide(p)
-        self.frame = p.frame_id or DEFAULT_FRAME[p.robot]
+            return f"parameter 'urdf_file': {urdf} not found"
+        try:
+            robot = _Iiwa(p) if p.robot == 'iiwa14' else _Hexaslide(p)
+        except (ValueError, OSError) as exc:
+            return f"robot '{p.robot}': {exc}"
+        self._built = (robot, p.frame_id or DEFAULT_FRAME[p.robot], urdf.read_text())
+        return None
+
+    def _adopt(self) -> None:
+        self.robot, self.frame, description = self._built
+        self._desc_pub.publish(String(data=description))
+
+    def apply_parameters(self, changed: set[str]) -> None:
+        # only while inactive (nothing here is dynamic): the model checked above replaces the old
+        self._adopt()
+        note = ' (lockstep QoS applies at the next configure)' if 'lockstep' in changed else ''
+        self.status(OK, 'parameters applied' + note, changed=','.join(sorted(changed)), robot=self.p.robot)
+
+    def configure_node(self) -> None:
         self._desc_pub = self.create_publisher(String, topics.ROBOT_DESCRIPTION, qos.latched())
-        self._desc_pub.publish(String(data=urdf.read_text()))
+        self._adopt()                      # built by check_parameters during load_parameters
         stream = self.stream_qos()
         self.pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, stream)
         self.marker_pub = self.create_lifecycle_publisher(MarkerArray, topics.KINEMATICS_MARKERS, 10)
