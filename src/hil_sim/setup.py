@@ -9,6 +9,7 @@ NODES = [
     'mock_ft',
     'netft_device',
     'mock_iiwa',
+    'reference_faults',
 ]
 
 setup(
