@@ -282,3 +282,13 @@ def test_standalone_process_with_params_file(ros):
     ros.spin_until(lambda: poses, 20, 'pose from the node process')
     assert pose_error(pose_to_array(poses[0].pose), pose) < 1e-9
     assert proc.stop() == 0, proc.output()
+
+
+def test_missing_joint_states_give_a_stale_diagnostic(ros):
+    rig = Rig(ros, stale_time=0.2)
+    rig.up()
+    rig.send(6_000_000_000, NAMES, np.zeros(6))
+    ros.spin_until(lambda: rig.statuses('no joint states'), 10, 'STALE diagnostic')
+    assert rig.statuses('no joint states')[0].level == b'\x03'                # STALE
+    rig.send(6_002_500_000, NAMES, np.zeros(6))
+    ros.spin_until(lambda: rig.statuses('resumed'), 10, 'resumed diagnostic')

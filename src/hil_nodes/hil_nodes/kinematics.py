@@ -25,13 +25,14 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import Point, PoseStamped
+from rclpy.clock import Clock, ClockType
 from sensor_msgs.msg import JointState
 from std_msgs.msg import ColorRGBA, String
 from visualization_msgs.msg import Marker, MarkerArray
 
 from hil_core import hexaslide as hx
 from hil_nodes import convert, qos, topics
-from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.base import ERROR, OK, STALE, WARN, HilLifecycleNode, Param
 from hil_nodes.runner import main_for
 
 ROBOTS = ('hexaslide_scaled', 'hexaslide_full', 'iiwa14')
@@ -110,6 +111,8 @@ class KinematicsNode(HilLifecycleNode):
               'estimates (periodic joint states) instead of the last estimate'),
         Param('diagnostic_interval', float, 0.5, 'at most one diagnostic per kind of bad input per interval '
               '(s wall; no flooding at 1 kHz), every occurrence is counted', range=(0.0, 60.0)),
+        Param('stale_time', float, 1.0, 'no joint state for this long (wall s) while active: STALE '
+              'diagnostic (no pose is published without joint states)', range=(0.01, 600.0)),
         Param('marker_rate', float, 30.0, 'MarkerArray rate limit in joint-sample time (Hz, 0 = off)',
               range=(0.0, 1000.0)),
     )
@@ -125,6 +128,9 @@ class KinematicsNode(HilLifecycleNode):
         self._last_stamp = 0
         self._last_marker = -math.inf
         self._built = None
+        self._stale_timer = None
+        self._stale = False
+        self._last_input = 0.0
 
     # --- parameters and lifecycle ---------------------------------------------------------------
     def check_parameters(self, p) -> str | None:
@@ -157,6 +163,9 @@ class KinematicsNode(HilLifecycleNode):
         self.marker_pub = self.create_lifecycle_publisher(MarkerArray, topics.KINEMATICS_MARKERS, 10)
         self.fk_resp = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_FK_RESPONSE, qos.command())
         self.ik_resp = self.create_lifecycle_publisher(JointState, topics.KINEMATICS_IK_RESPONSE, qos.command())
+        # wall (steady) clock: in lockstep a dead clock owner also stops the node clock
+        self._stale_timer = self.create_timer(self.p.stale_time / 2.0, self._check_stale,
+                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._io = [self.pose_pub, self.marker_pub, self.fk_resp, self.ik_resp,
                     self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints, stream),
                     self.create_subscription(JointState, topics.KINEMATICS_FK_REQUEST, self._on_fk_query,
@@ -168,8 +177,17 @@ class KinematicsNode(HilLifecycleNode):
         self.robot.reset()                 # cold start from home: converges everywhere (tested)
         self._last_stamp = 0
         self._last_marker = -math.inf
+        self._last_input = time.monotonic()
+        self._stale = False
+
+    def _check_stale(self) -> None:
+        if self.active and not self._stale and time.monotonic() - self._last_input > self.p.stale_time:
+            self._stale = True
+            self.status(STALE, f'no joint states for {self.p.stale_time} s: no TCP pose estimate',
+                        published=self.counters['published'])
 
     def cleanup_node(self) -> None:
+        self.destroy_timer(self._stale_timer)
         for ent in self._io:
             self.destroy_publisher(ent) if hasattr(ent, 'publish') else self.destroy_subscription(ent)
         self._io = []
@@ -190,6 +208,10 @@ class KinematicsNode(HilLifecycleNode):
     def _on_joints(self, msg: JointState) -> None:
         if not self.active:
             return
+        self._last_input = time.monotonic()
+        if self._stale:
+            self._stale = False
+            self.status(OK, 'joint states resumed')
         stamp = convert.stamp_to_ns(msg.header.stamp)
         try:
             q = convert.joint_positions(msg, self.robot.joint_names)
