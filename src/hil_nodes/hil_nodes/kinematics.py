@@ -187,7 +187,9 @@ class KinematicsNode(HilLifecycleNode):
                         published=self.counters['published'])
 
     def cleanup_node(self) -> None:
-        self.destroy_timer(self._stale_timer)
+        if self._stale_timer is not None:
+            self.destroy_timer(self._stale_timer)
+            self._stale_timer = None
         for ent in self._io:
             self.destroy_publisher(ent) if hasattr(ent, 'publish') else self.destroy_subscription(ent)
         self._io = []
