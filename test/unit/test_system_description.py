@@ -64,3 +64,48 @@ def test_bad_system_files_are_refused_with_the_entry_named(tmp_path, content, me
 def test_unknown_system_lists_the_known_ones():
     with pytest.raises(SystemError_, match='hexafloat'):
         load_system('no_such_system')
+
+
+def _tmp_system(tmp_path):
+    (tmp_path / 'config' / 'systems').mkdir(parents=True)
+    (tmp_path / 'config' / 'scenarios' / 'demo').mkdir(parents=True)
+    (tmp_path / 'config' / 'a.yaml').write_text('a: {ros__parameters: {x: 1}}\n')
+    system = {'system': 'demo', 'nodes': [
+        {'name': 'a', 'package': 'p', 'executable': 'a', 'params': ['config/a.yaml']},
+        {'name': 'b', 'package': 'p', 'executable': 'b', 'remappings': {'/in': '/x'}},
+        {'name': 'supervisor', 'package': 'hil_nodes', 'executable': 'supervisor', 'managed': False}]}
+    (tmp_path / 'config' / 'systems' / 'demo.yaml').write_text(yaml.safe_dump(system))
+    return load_system('demo', root=tmp_path)
+
+
+def test_scenario_adds_nodes_before_the_supervisor_remaps_and_sets_values(tmp_path):
+    from hil_nodes.system import apply_scenario, load_scenario
+    system = _tmp_system(tmp_path)
+    scenario = {'description': 'd', 'duration': 12.5,
+                'parameters': {'a': {'gain': 2.0}, 'relay': {'p': 0.1}},
+                'nodes': [{'name': 'relay', 'package': 'hil_sim', 'executable': 'reference_faults'}],
+                'remap': {'a': {'/out': '/out_raw'}}}
+    (tmp_path / 'config' / 'scenarios' / 'demo' / 'faults.yaml').write_text(yaml.safe_dump(scenario))
+    sc = load_scenario(system, 'faults', root=tmp_path)
+    applied = apply_scenario(system, sc)
+    assert [n.name for n in applied.nodes] == ['a', 'b', 'relay', 'supervisor']
+    by_name = {n.name: n for n in applied.nodes}
+    assert by_name['a'].remappings == {'/out': '/out_raw'} and by_name['a'].parameters == {'gain': 2.0}
+    assert by_name['b'].remappings == {'/in': '/x'}
+    assert by_name['relay'].parameters == {'p': 0.1} and sc.duration == 12.5
+    assert [n.name for n in system.nodes] == ['a', 'b', 'supervisor']      # the system itself is untouched
+
+
+@pytest.mark.parametrize('content, message', [
+    ({'parameters': {'nobody': {'x': 1}}}, 'unknown node'),
+    ({'remap': {'ghost': {'/a': '/b'}}}, 'unknown node'),
+    ({'colour': 'red'}, 'unknown keys'),
+])
+def test_bad_scenarios_are_refused(tmp_path, content, message):
+    from hil_nodes.system import load_scenario
+    system = _tmp_system(tmp_path)
+    (tmp_path / 'config' / 'scenarios' / 'demo' / 'bad.yaml').write_text(yaml.safe_dump(content))
+    with pytest.raises(SystemError_, match=message):
+        load_scenario(system, 'bad', root=tmp_path)
+    with pytest.raises(SystemError_, match='unknown scenario'):
+        load_scenario(system, 'nope', root=tmp_path)

@@ -16,7 +16,7 @@ import sys
 from rclpy.utilities import remove_ros_args
 
 from hil_nodes import runner
-from hil_nodes.system import load_system
+from hil_nodes.system import apply_scenario, load_scenario, load_system
 
 
 def node_factory(module_name: str, node_name: str):
@@ -31,6 +31,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog='python -m hil_nodes.container', description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--system', required=True, help='system name or YAML path')
+    parser.add_argument('--scenario', default='', help='scenario of the system (adds its nodes)')
     parser.add_argument('--nodes', default='', help='comma-separated subset of node names (default: all)')
     parser.add_argument('--no-mock', action='store_true', help='leave out sim_only nodes (real hardware)')
     parser.add_argument('--extra-node', action='append', default=[],
@@ -42,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv if argv is None else argv
     args = parse_args(argv)
     system = load_system(args.system)
+    if args.scenario:
+        system = apply_scenario(system, load_scenario(system, args.scenario))
     specs = system.select(use_mock=not args.no_mock)
     if args.nodes:
         wanted = [n.strip() for n in args.nodes.split(',') if n.strip()]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import pathlib
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -83,6 +83,28 @@ def system_path(name_or_path: str, root: pathlib.Path | None = None) -> pathlib.
     return path
 
 
+def parse_node(entry: Any, where: str, root: pathlib.Path) -> NodeSpec:
+    """One node entry of a system or scenario file (parameter files resolved against root)."""
+    if not isinstance(entry, dict):
+        raise SystemError_(f'{where} must be a mapping')
+    unknown = set(entry) - _KNOWN_KEYS
+    if unknown:
+        raise SystemError_(f'{where}: unknown keys {sorted(unknown)}')
+    for key in ('name', 'package', 'executable'):
+        if not isinstance(entry.get(key), str) or not entry[key]:
+            raise SystemError_(f'{where}: "{key}" is required')
+    params = []
+    for p in entry.get('params', []) or []:
+        full = (root / p).resolve()
+        if not full.exists():
+            raise SystemError_(f'{where} ({entry["name"]}): parameter file {p} does not exist')
+        params.append(full)
+    return NodeSpec(name=entry['name'], package=entry['package'], executable=entry['executable'],
+                    params=tuple(params), parameters=dict(entry.get('parameters') or {}),
+                    remappings=dict(entry.get('remappings') or {}), managed=bool(entry.get('managed', True)),
+                    sim_only=bool(entry.get('sim_only', False)), clock_owner=bool(entry.get('clock_owner', False)))
+
+
 def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDescription:
     """Read and validate a system description; parameter file paths become absolute."""
     path = system_path(name_or_path, root)
@@ -93,29 +115,11 @@ def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDe
         raise SystemError_(f'{path}: "nodes" must be a non-empty list')
     nodes, seen = [], set()
     for i, entry in enumerate(entries):
-        where = f'{path.name}: nodes[{i}]'
-        if not isinstance(entry, dict):
-            raise SystemError_(f'{where} must be a mapping')
-        unknown = set(entry) - _KNOWN_KEYS
-        if unknown:
-            raise SystemError_(f'{where}: unknown keys {sorted(unknown)}')
-        for key in ('name', 'package', 'executable'):
-            if not isinstance(entry.get(key), str) or not entry[key]:
-                raise SystemError_(f'{where}: "{key}" is required')
-        if entry['name'] in seen:
-            raise SystemError_(f'{where}: duplicate node name {entry["name"]!r}')
-        seen.add(entry['name'])
-        params = []
-        for p in entry.get('params', []) or []:
-            full = (root / p).resolve()
-            if not full.exists():
-                raise SystemError_(f'{where} ({entry["name"]}): parameter file {p} does not exist')
-            params.append(full)
-        nodes.append(NodeSpec(
-            name=entry['name'], package=entry['package'], executable=entry['executable'],
-            params=tuple(params), parameters=dict(entry.get('parameters') or {}),
-            remappings=dict(entry.get('remappings') or {}), managed=bool(entry.get('managed', True)),
-            sim_only=bool(entry.get('sim_only', False)), clock_owner=bool(entry.get('clock_owner', False))))
+        spec = parse_node(entry, f'{path.name}: nodes[{i}]', root)
+        if spec.name in seen:
+            raise SystemError_(f'{path.name}: nodes[{i}]: duplicate node name {spec.name!r}')
+        seen.add(spec.name)
+        nodes.append(spec)
     record = data.get('record_topics') or list(SystemDescription.record_topics)
     if not all(isinstance(t, str) and t.startswith('/') for t in record):
         raise SystemError_(f'{path.name}: record_topics must be absolute topic names')
@@ -179,3 +183,58 @@ def launch_entries(system: SystemDescription, use_mock: bool = True,
                     'parameters': parameters, 'remappings': list(spec.remappings.items()),
                     'managed': spec.managed})
     return out
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """An experiment on a system (config/scenarios/<system>/<name>.yaml): parameter values per
+    node, extra nodes (e.g. a fault relay) and remappings of existing nodes."""
+    name: str
+    description: str
+    parameters: dict[str, dict[str, Any]]
+    nodes: tuple[NodeSpec, ...]
+    remap: dict[str, dict[str, str]]
+    duration: float | None
+
+
+def load_scenario(system: SystemDescription, name: str, root: pathlib.Path | None = None) -> Scenario:
+    root = root or repo_root()
+    folder = root / 'config' / 'scenarios' / system.name
+    path = folder / f'{name}.yaml'
+    if not path.exists():
+        known = sorted(p.stem for p in folder.glob('*.yaml'))
+        raise SystemError_(f"unknown scenario '{name}' for {system.name} (known: {', '.join(known) or 'none'})")
+    data = yaml.safe_load(path.read_text()) or {}
+    unknown = set(data) - {'description', 'parameters', 'nodes', 'remap', 'duration'}
+    if unknown:
+        raise SystemError_(f'{path.name}: unknown keys {sorted(unknown)}')
+    extra = tuple(parse_node(e, f'{path.name}: nodes[{i}]', root) for i, e in enumerate(data.get('nodes') or []))
+    names = {n.name for n in system.nodes} | {n.name for n in extra} | {'recorder'}
+    for key in ('parameters', 'remap'):
+        bad = set(data.get(key) or {}) - names
+        if bad:
+            raise SystemError_(f'{path.name}: {key} for unknown node(s) {sorted(bad)}')
+    duration = data.get('duration')
+    return Scenario(name=name, description=str(data.get('description', '')),
+                    parameters={k: dict(v or {}) for k, v in (data.get('parameters') or {}).items()},
+                    nodes=extra, remap={k: dict(v or {}) for k, v in (data.get('remap') or {}).items()},
+                    duration=float(duration) if duration is not None else None)
+
+
+def apply_scenario(system: SystemDescription, scenario: Scenario | None) -> SystemDescription:
+    """The system with the scenario's nodes (before the supervisor), remappings and inline values."""
+    if scenario is None:
+        return system
+    nodes = []
+    for spec in system.nodes:
+        if spec.name == 'supervisor':
+            nodes += list(scenario.nodes)
+        remap = dict(spec.remappings, **scenario.remap.get(spec.name, {}))
+        params = dict(spec.parameters, **scenario.parameters.get(spec.name, {}))
+        nodes.append(replace(spec, remappings=remap, parameters=params))
+    if not any(s.name == 'supervisor' for s in system.nodes):
+        nodes += list(scenario.nodes)
+    extra_names = {n.name for n in scenario.nodes}
+    nodes = [replace(n, parameters=dict(n.parameters, **scenario.parameters.get(n.name, {})))
+             if n.name in extra_names else n for n in nodes]
+    return replace(system, nodes=tuple(nodes))

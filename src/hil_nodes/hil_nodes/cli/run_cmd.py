@@ -19,7 +19,8 @@ import yaml
 
 from hil_nodes.cli.processes import ProcessGroup
 from hil_nodes.cli.run_client import RunClient
-from hil_nodes.system import NodeSpec, SystemError_, container_ros_args, inline_parameters, load_system, node_command
+from hil_nodes.system import (NodeSpec, SystemError_, apply_scenario, container_ros_args, inline_parameters,
+                              load_scenario, load_system, node_command)
 
 RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder', managed=True)
 
@@ -27,7 +28,8 @@ RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder',
 def add_parser(sub) -> None:
     p = sub.add_parser('run', help='run a system (hexafloat, space-iiwa, ...) on the mock hardware')
     p.add_argument('system', help='system name (config/systems/<name>.yaml) or a YAML path')
-    p.add_argument('--duration', type=float, default=10.0, help='sim seconds before STOP (default 10)')
+    p.add_argument('--duration', type=float, default=None,
+                   help="sim seconds before STOP (default: the scenario's duration, else 10)")
     clock = p.add_mutually_exclusive_group()
     clock.add_argument('--lockstep', dest='lockstep', action='store_true', default=True,
                        help='advance sim time frame by frame with the controller (default; deterministic)')
@@ -51,8 +53,6 @@ def _overrides(system, specs, args, bag_path) -> dict:
     params = {s.name: {} for s in specs}
     for name, values in inline_parameters(specs).items():
         params[name].update(values)
-    for name, values in scenario_parameters(system, args.scenario).items():
-        params.setdefault(name, {}).update(values)
     for spec in specs:
         p = params[spec.name]
         p.update({'use_sim_time': not spec.clock_owner, 'lockstep': args.lockstep, 'seed': args.seed})
@@ -68,23 +68,6 @@ def _overrides(system, specs, args, bag_path) -> dict:
     if bag_path is not None:
         params['recorder'].update({'bag_path': str(bag_path), 'topics': list(system.record_topics)})
     return {name: {'ros__parameters': values} for name, values in params.items() if values}
-
-
-def scenario_parameters(system, scenario: str | None) -> dict:
-    """{node: {param: value}} of a scenario file; unknown node names are refused."""
-    if not scenario:
-        return {}
-    path = system.path.parent.parent / 'scenarios' / system.name / f'{scenario}.yaml'
-    if not path.exists():
-        known = sorted(p.stem for p in path.parent.glob('*.yaml'))
-        raise SystemError_(f"unknown scenario '{scenario}' for {system.name} (known: {', '.join(known) or 'none'})")
-    data = yaml.safe_load(path.read_text()) or {}
-    nodes = {s.name for s in system.nodes} | {'recorder'}
-    values = data.get('parameters', {})
-    unknown = set(values) - nodes
-    if unknown:
-        raise SystemError_(f'{path.name}: parameters for unknown node(s) {sorted(unknown)}')
-    return values
 
 
 def effective_parameters(specs, overrides: pathlib.Path) -> dict:
@@ -110,10 +93,13 @@ def _bag_path(args, system) -> pathlib.Path | None:
 def run(args) -> int:
     try:
         system = load_system(args.system)
-        scenario_parameters(system, args.scenario)
+        scenario = load_scenario(system, args.scenario) if args.scenario else None
+        system = apply_scenario(system, scenario)
     except SystemError_ as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
+    if args.duration is None:
+        args.duration = scenario.duration if scenario is not None and scenario.duration else 10.0
     bag_path = _bag_path(args, system)
     specs = system.select(use_mock=True, extra=(RECORDER,) if bag_path else ())
     domain = args.domain_id if args.domain_id is not None else int(os.environ.get('ROS_DOMAIN_ID', '0'))
@@ -134,6 +120,8 @@ def run(args) -> int:
     else:
         names = ','.join(s.name for s in specs if s is not RECORDER)
         cmd = [sys.executable, '-m', 'hil_nodes.container', '--system', str(system.path), '--nodes', names]
+        if scenario is not None:
+            cmd += ['--scenario', scenario.name]
         if bag_path:
             cmd += ['--extra-node', 'hil_nodes.recorder:recorder']
         group.start('container', cmd + container_ros_args(specs, overrides))
