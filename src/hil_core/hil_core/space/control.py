@@ -154,12 +154,10 @@ class JointLimiter:
         room_dn = -np.sqrt(2 * self.a_max * np.clip(q - self.lower, 0.0, None))
         hi = np.minimum(self.v_max, room_up)
         lo = np.maximum(-self.v_max, room_dn)
-        scale = 1.0
-        for i in range(qd.size):   # one common factor keeps the EE direction
-            if qd[i] > hi[i]:
-                scale = min(scale, max(hi[i], 0.0) / qd[i])
-            elif qd[i] < lo[i]:
-                scale = min(scale, min(lo[i], 0.0) / qd[i])
+        # one common factor keeps the EE direction
+        with np.errstate(divide='ignore', invalid='ignore'):
+            ratio = np.where(qd > hi, np.maximum(hi, 0.0) / qd, np.where(qd < lo, np.minimum(lo, 0.0) / qd, 1.0))
+        scale = float(min(1.0, ratio.min()))
         qd *= scale
         step = qd - self.last
         s2 = np.max(np.abs(step) / (self.a_max * dt))

@@ -11,13 +11,14 @@ about the satellite frame). Zero initial momentum gives eq. 7: ``nu = -H2^-1 H3 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import pinocchio as pin
 
 from hil_core.iiwa import EE_FRAME, JOINT_NAMES, default_urdf
-from hil_core.rotations import matrix_to_quat, rpy_to_matrix
+from hil_core.rotations import rpy_to_matrix
 
 
 @dataclass
@@ -78,6 +79,8 @@ class FreeFloatingModel:
         self.sat_frame = self.model.getFrameId('satellite')
         self.n = 7
         self._q_ident = np.concatenate([[0, 0, 0, 0, 0, 0, 1.0], np.zeros(7)])
+        self._upper6 = np.triu_indices(6, 1)
+        self._lower6 = (self._upper6[1], self._upper6[0])
         self.total_mass = sum(self.model.inertias[i].mass for i in range(1, self.model.njoints))
 
     # --- configuration helpers -----------------------------------------------------------
@@ -94,8 +97,9 @@ class FreeFloatingModel:
         """H2 (6x6), H3 (6x7) of eq. 6 in satellite axes; independent of the satellite pose."""
         self._q_ident[7:] = q_arm
         M = pin.crba(self.model, self.data, self._q_ident)
-        H2 = M[:6, :6]
-        return np.triu(H2) + np.triu(H2, 1).T, M[:6, 6:].copy()   # crba fills the upper triangle
+        H2 = M[:6, :6].copy()
+        H2[self._lower6] = H2[self._upper6]      # crba fills the upper triangle only
+        return H2, M[:6, 6:].copy()
 
     def momentum_map(self, q_arm) -> np.ndarray:
         """G = -H2^-1 H3 (6x7): eq. 7 is nu = G qdot_m."""
@@ -134,8 +138,11 @@ class FreeFloatingModel:
 
 
 def pose_of(M: pin.SE3) -> np.ndarray:
-    """SE3 -> [x y z qx qy qz qw]."""
-    return np.concatenate([M.translation, matrix_to_quat(M.rotation)])
+    """SE3 -> [x y z qx qy qz qw] with qw >= 0 (pinocchio's conversion: microseconds)."""
+    pose = pin.SE3ToXYZQUAT(M)
+    if pose[6] < 0:
+        pose[3:] = -pose[3:]
+    return pose
 
 
 def se3_of(pose) -> pin.SE3:
@@ -146,6 +153,9 @@ def se3_of(pose) -> pin.SE3:
 def euler_zyx(R) -> np.ndarray:
     """Seed 002 attitude Theta = [z, y, x] (rad): R = Rz(z) Ry(y) Rx(x)."""
     R = np.asarray(R, dtype=float)
+    if R.ndim == 2:      # the per-frame case: scalar math is ~10x cheaper than numpy here
+        return np.array([math.atan2(R[1, 0], R[0, 0]), math.asin(min(1.0, max(-1.0, -R[2, 0]))),
+                         math.atan2(R[2, 1], R[2, 2])])
     y = np.arcsin(np.clip(-R[..., 2, 0], -1.0, 1.0))
     return np.stack([np.arctan2(R[..., 1, 0], R[..., 0, 0]), y, np.arctan2(R[..., 2, 1], R[..., 2, 2])], axis=-1)
 
