@@ -1,5 +1,4 @@
 """ATI Net F/T RDT protocol: byte-exact packets, parsing, loss/reorder counting."""
-import struct
 
 import numpy as np
 import pytest

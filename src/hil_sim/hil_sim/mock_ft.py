@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import pathlib
 
-import numpy as np
 import yaml
 from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import QoSProfile, ReliabilityPolicy
