@@ -276,3 +276,20 @@ def test_mock_ft_to_ft_sensor_lockstep_per_frame(ros):
     samples = np.arange(0, 321) * DT
     offline = SignalChain(ChainConfig()).process(samples, mock.profile.sample(samples * 1e-9))
     assert np.max(np.abs(got - offline.filtered[offline.publish])) < 1e-9
+
+
+def test_replay_real_time_and_silence_diagnostic(ros, tmp_path):
+    path = tmp_path / 'short.csv'
+    t = np.arange(0, 21) * 0.01                            # 0.2 s recording, constant load
+    np.savetxt(path, np.column_stack([t, np.tile([1.0, 2.0, 3.0, 0.1, 0.2, 0.3], (21, 1))]), delimiter=',')
+    _ft(ros, source='replay', replay_file=str(path), lockstep=False, use_sim_time=False, diag_period=0.1)
+    out = ros.collect(WrenchStamped, topics.FT_WRENCH, QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT))
+    diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
+    ros.bring_up('ft_sensor')
+    ros.spin_until(lambda: any('replay finished' in s.message for d in diag for s in d.status), timeout=20,
+                   what='end of the replay')
+    ros.spin_until(lambda: any('no F/T input sample' in s.message and s.level == b'\x02'
+                               for d in diag for s in d.status), timeout=20, what='input-stopped ERROR')
+    stamps = np.array([stamp_to_ns(m.header.stamp) for m in out])
+    assert stamps.size > 40 and np.all(stamps % FRAME == 0) and np.all(np.diff(stamps) > 0)
+    assert np.allclose(wrench_to_array(out[-1].wrench), [1.0, 2.0, 3.0, 0.1, 0.2, 0.3], atol=1e-9)

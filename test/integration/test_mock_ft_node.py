@@ -119,3 +119,17 @@ def test_shipped_config_and_scenarios_configure(ros):
         node.set_parameters([Parameter('scenario_file', value=str(scenario))])
         assert ros.change_state('mock_ft', 'configure'), scenario
         assert np.all(np.isfinite(node.profile.sample(np.arange(0, 30, 0.01))))
+
+
+def test_real_time_timer_publishes_the_grid(ros):
+    node = _node(ros, 'mock_ft', lockstep=False, use_sim_time=False, timer_period=0.01, profile='steps',
+                 amplitude=5.0, start=0.0, period=0.05)
+    got = ros.collect(WrenchStamped, topics.MOCK_FT_WRENCH, QoSProfile(depth=5000, reliability=ReliabilityPolicy.BEST_EFFORT))
+    ros.bring_up('mock_ft')
+    ros.spin_until(lambda: len(got) >= 300, timeout=20, what='real-time samples')
+    stamps = np.array(sorted(stamp_to_ns(m.header.stamp) for m in got))
+    assert np.all(stamps % 625_000 == 0)
+    assert np.all(np.diff(stamps) >= 625_000)
+    first = min(got, key=lambda m: stamp_to_ns(m.header.stamp))
+    t_rel = (stamp_to_ns(first.header.stamp) - node._origin_ns) * 1e-9
+    assert np.array_equal(wrench_to_array(first.wrench), node.profile.sample([t_rel])[0])

@@ -263,7 +263,16 @@ class FtSensorNode(HilLifecycleNode):
             self._rate_count, self._rate_t = 0, now
             figures = self._figures()
             stale = self._was_stale
-        level, msg = (OK, 'streaming') if not stale else (ERROR, 'no valid F/T data: output stopped')
+        if self.chain.last_valid_stamp is None:
+            level, msg = WARN, 'waiting for the first valid F/T sample'
+        elif stale:
+            level, msg = ERROR, 'no valid F/T data: output stopped, downstream holds'
+        elif rate == 0.0:
+            # lockstep: the simulation may just be paused; real time: the input has stopped
+            level = WARN if self.p.lockstep else ERROR
+            msg = f'no F/T input sample in the last {self.p.diag_period:g} s: output stopped'
+        else:
+            level, msg = OK, 'streaming'
         if getattr(self.source, 'silent', False):
             level, msg = ERROR, 'sensor silent (only one client can stream from a Net F/T at a time)'
         self.status(level, msg, rate_hz=rate, **figures)
