@@ -77,3 +77,12 @@ def test_random_drops_and_swaps_counted_exactly():
     # a swap at the very end of the stream cannot be told from a loss yet; none here
     assert tr.lost == dropped
     assert tr.out_of_order == len(range(1, len(keep) - 1, 97))
+
+
+def test_restart_keeps_totals():
+    tr = rdt.SequenceTracker()
+    for s in (1, 2, 5):
+        tr.update(s)
+    tr.restart()
+    assert tr.update(1) and tr.lost == 2 and tr.duplicates == 0   # a new stream may start anywhere
+    assert tr.update(3) and tr.lost == 3

@@ -67,8 +67,8 @@ class NetFTClient:
                 raise
 
     def start(self, sample_count: int = 0) -> None:
-        """Request real-time streaming; the tracker restarts (a new stream, a new counter)."""
-        self.tracker.reset()
+        """Request real-time streaming; the tracker restarts its sequence, keeping its totals."""
+        self.tracker.restart()
         self.send(rdt.CMD_START_REALTIME, sample_count)
 
     def stop(self) -> None:

@@ -113,6 +113,11 @@ class SequenceTracker:
         self.resyncs = 0
         self._missing: set[int] = set()
 
+    def restart(self) -> None:
+        """A new stream (start re-sent): forget the last sequence, keep the totals."""
+        self.last = None
+        self._missing.clear()
+
     def update(self, seq: int) -> bool:
         """Register one record; True if it is newer than everything before (process it)."""
         seq = int(seq) & 0xFFFFFFFF
