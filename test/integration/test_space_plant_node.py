@@ -162,3 +162,24 @@ def test_lifecycle_and_refused_parameters(ros):
     assert ros.change_state('space_plant', 'deactivate')
     assert ros.change_state('space_plant', 'cleanup')
     assert ros.get_state('space_plant') == 'unconfigured'
+
+
+def test_follows_supervisor_modes(ros):
+    arm = FakeArm(ros)
+    arm.mode_pub.publish(String(data='IDLE'))
+    ros.spin_until(lambda: arm.node.mode == 'IDLE', 10, 'mode IDLE')
+    arm.run(20)
+    assert np.all(np.array(arm.cmd[-1].data) == 0.0)          # IDLE: no motion
+    arm.mode_pub.publish(String(data='HOMING'))
+    ros.spin_until(lambda: arm.node.mode == 'HOMING', 10, 'mode HOMING')
+    arm.run(30)
+    names = [n for n, _ in events(arm.ev)]
+    ros.spin_until(lambda: [n for n, _ in events(arm.ev)][:2] == ['homed', 'synchronized'], 10, 'events')
+    assert np.abs(np.array(arm.cmd[-1].data)).max() > 1e-3     # controlling
+    arm.mode_pub.publish(String(data='RETURNING_HOME'))
+    ros.spin_until(lambda: arm.node.mode == 'RETURNING_HOME', 10, 'mode RETURNING_HOME')
+    arm.run(200)
+    ros.spin_until(lambda: 'home_reached' in [n for n, _ in events(arm.ev)], 10, 'home_reached')
+    cmds = np.array([m.data for m in arm.cmd])
+    assert np.all(cmds[-1] == 0.0) and np.abs(np.diff(cmds, axis=0)).max() <= 5.0 * 1e-3 + 1e-9
+    assert 'fault' not in names

@@ -32,6 +32,7 @@ from hil_core.modes import HilMode
 from hil_core.rotations import quat_to_matrix
 from hil_core.space.control import ControlGains
 from hil_core.space.model import FreeFloatingModel, SatelliteParams, euler_zyx_to_matrix
+from hil_core.space.phases import SpacePhases
 from hil_core.space.plant import SpacePlant
 from hil_nodes import qos, topics
 from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
@@ -118,6 +119,8 @@ class SpacePlantNode(HilLifecycleNode):
         self.q_last = None
         self.fault = None
         self.mode = None
+        self.phases = SpacePhases()
+        self.last_cmd = np.zeros(7)
         self.frames = self.ignored = self.faults = 0
         self.out = None
         self.step_us = deque(maxlen=2000)
@@ -126,6 +129,7 @@ class SpacePlantNode(HilLifecycleNode):
         self.loop_rate = 0.0
 
     def activate_node(self) -> None:
+        self.fault = None                 # re-activation is a reset
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._wall_last = time.monotonic()
         self._own_timers = [self.create_timer(self.p.status_period, self._publish_status, clock=steady),
@@ -159,7 +163,6 @@ class SpacePlantNode(HilLifecycleNode):
         if old == HilMode.FAULT.value and msg.data != HilMode.FAULT.value and self.fault:
             self.get_logger().info(f'fault cleared by the supervisor ({msg.data}): restarting the control')
             self.fault = None
-            self.last_ns = None
 
     def _on_setpoint(self, msg: PoseStamped) -> None:
         a = pose_to_array(msg.pose)
@@ -179,34 +182,35 @@ class SpacePlantNode(HilLifecycleNode):
             self.ignored += 1              # duplicate (t_0 re-published) or out of order
             return
         self._wall_last = time.monotonic()
-        if self.fault or self.mode == HilMode.FAULT.value:
-            dt = 1e-3 if self.last_ns is None else min((t_ns - self.last_ns) * 1e-9, 0.01)
-            self.last_ns = t_ns
-            self._send(self.plant.limiter.brake(dt))
-            return
+        dt = 1e-3 if self.last_ns is None else (t_ns - self.last_ns) * 1e-9
         try:
             q = joint_positions(msg, JOINT_NAMES)
             qd = joint_velocities(msg, JOINT_NAMES) if self.p.use_measured_velocity else None
+            if self.q_last is not None:
+                if dt > self.p.max_gap:
+                    raise ValueError(f'stale joint states: {dt:.4f} s gap > max_gap {self.p.max_gap}')
+                jump = np.abs(q - self.q_last) - (self.v_max / self.p.velocity_scale * dt + self.p.jump_margin)
+                if np.any(jump > 0):
+                    raise ValueError(f'joint position jump at {[JOINT_NAMES[i] for i in np.flatnonzero(jump > 0)]}')
         except ValueError as exc:
-            return self._raise_fault(t_ns, f'bad joint states: {exc}')
-        if self.last_ns is None:
+            # the satellite integration restarts from the next good sample (satellite pose kept)
+            self.last_ns, self.q_last, self.plant.q_prev = t_ns, None, None
+            if not self.fault:
+                self._raise_fault(t_ns, str(exc) if 'stale' in str(exc) or 'jump' in str(exc)
+                                  else f'bad joint states: {exc}')
+            self._send(self.plant.limiter.brake(min(dt, 0.01)))
+            return
+        stopped = not np.any(self.plant.limiter.last != 0)
+        on, reset, events = self.phases.update(self.mode, stopped)
+        for name, why in events:
+            self._event(t_ns, name, why, OK)
+        if reset:
             self.plant.ctrl.reset()
-            self.plant.q_prev = None
-            self.plant.limiter.reset(self.plant.limiter.last)
-            dt = 1e-3
-        else:
-            dt = (t_ns - self.last_ns) * 1e-9
-            if dt > self.p.max_gap:
-                return self._raise_fault(t_ns, f'stale joint states: {dt:.4f} s gap > max_gap {self.p.max_gap}')
-            jump = np.abs(q - self.q_last) - (self.v_max / self.p.velocity_scale * dt + self.p.jump_margin)
-            if np.any(jump > 0):
-                bad = [JOINT_NAMES[i] for i in np.flatnonzero(jump > 0)]
-                return self._raise_fault(t_ns, f'joint position jump at {bad}')
         t0 = time.perf_counter()
         if self.plant.q_prev is None:
-            sat = None if self.out is None else self.out.sat_pose
-            self.plant.reset(q, sat)
-        out = self.plant.step(q, dt, qd)
+            self.plant.reset(q, None if self.out is None else self.out.sat_pose)
+            self.plant.limiter.reset(self.last_cmd)
+        out = self.plant.step(q, min(dt, 0.01), qd, control=on and not self.fault)
         self.step_us.append((time.perf_counter() - t0) * 1e6)
         self.last_ns, self.q_last, self.out = t_ns, q, out
         self._send(out.command)
@@ -215,7 +219,15 @@ class SpacePlantNode(HilLifecycleNode):
 
     # --- outputs -------------------------------------------------------------------------------
     def _send(self, cmd) -> None:
+        self.last_cmd = np.asarray(cmd, float).copy()
         self._cmd_pub.publish(Float64MultiArray(data=[float(v) for v in cmd]))
+
+    def _event(self, t_ns: int, name: str, why: str, level) -> None:
+        arr = DiagnosticArray()
+        arr.header.stamp = ns_to_stamp(t_ns)
+        arr.status = [DiagnosticStatus(level=level, name=name, message=why, hardware_id=self.get_name(),
+                                       values=[KeyValue(key='frames', value=str(self.frames))])]
+        self._event_pub.publish(arr)
 
     def _publish_state(self, t_ns: int, out) -> None:
         stamp = ns_to_stamp(t_ns)
@@ -241,12 +253,7 @@ class SpacePlantNode(HilLifecycleNode):
         self.faults += 1
         self.get_logger().error(f'FAULT: {why}; ramping the joint velocity command to zero')
         self.status(ERROR, f'fault: {why}', faults=self.faults)
-        arr = DiagnosticArray()
-        arr.header.stamp = ns_to_stamp(t_ns)
-        arr.status = [DiagnosticStatus(level=ERROR, name='fault', message=why, hardware_id=self.get_name(),
-                                       values=[KeyValue(key='frames', value=str(self.frames))])]
-        self._event_pub.publish(arr)
-        self._send(self.plant.limiter.brake(1e-3))
+        self._event(t_ns, 'fault', why, ERROR)
 
     def _watchdog(self) -> None:
         """Dead peer: no joint states for stale_timeout -> fault; keep ramping the command down."""

@@ -79,7 +79,9 @@ class SpacePlant:
     def ee_pose(self, q) -> pin.SE3:
         return self.m.ee_pose(self.full_config(np.asarray(q, float)))
 
-    def step(self, q, dt: float, qd_measured=None) -> PlantOutput:
+    def step(self, q, dt: float, qd_measured=None, control: bool = True) -> PlantOutput:
+        """One HIL frame. ``control=False`` (stopped modes, faults) keeps the satellite and EE
+        estimation running and ramps the command to zero at the acceleration limits."""
         q = np.asarray(q, float)
         if self.q_prev is None:
             self.reset(q)
@@ -106,6 +108,10 @@ class SpacePlant:
             self.set_setpoint(ee.translation, ee.rotation)
         e = self.ctrl.error(self.r_des, self.R_des, ee.translation, ee.rotation)
         # step 5-6: eq. 11 and smooth limits
+        if not control:
+            cmd, self.limited = self.limiter.brake(dt), False
+            return PlantOutput(cmd, np.zeros(7), pose_of(self.sat), nu, pose_of(ee), e, 0.0, float('nan'),
+                               False, qd)
         raw, rep = self.ctrl.step(Jd, e, dt, saturated=self.limited)
         cmd, self.limited = self.limiter.step(raw, q, dt)
         return PlantOutput(cmd, raw, pose_of(self.sat), nu, pose_of(ee), e, rep['damping'],
