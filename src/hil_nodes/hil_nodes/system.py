@@ -58,6 +58,7 @@ class SystemDescription:
     nodes: tuple[NodeSpec, ...]
     path: pathlib.Path
     record_topics: tuple[str, ...] = ('/joint_states', '/hil/mode', '/hil/events')
+    summary: tuple[str, ...] = ()      # 'node/key' diagnostics values added to the `hil run` summary
 
     def select(self, use_mock: bool = True, extra: tuple[NodeSpec, ...] = ()) -> list[NodeSpec]:
         """Nodes to start: sim-only nodes only with the mock hardware."""
@@ -123,9 +124,12 @@ def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDe
     record = data.get('record_topics') or list(SystemDescription.record_topics)
     if not all(isinstance(t, str) and t.startswith('/') for t in record):
         raise SystemError_(f'{path.name}: record_topics must be absolute topic names')
+    summary = data.get('summary') or []
+    if not all(isinstance(k, str) and k.count('/') == 1 for k in summary):
+        raise SystemError_(f'{path.name}: summary entries are node/key')
     return SystemDescription(name=str(data.get('system', path.stem)),
                              description=str(data.get('description', '')), nodes=tuple(nodes), path=path,
-                             record_topics=tuple(record))
+                             record_topics=tuple(record), summary=tuple(summary))
 
 
 def node_ros_args(spec: NodeSpec, overrides_file: pathlib.Path | None = None) -> list[str]:

@@ -1,5 +1,6 @@
 """Mock KUKA iiwa 14 with velocity interface: joints simulated by ``hil_core.iiwa_arm_sim``
-(ABA in gravity, KUKA-like PI velocity loops, LuGre friction at 1 ms, optional torque ripple).
+(ABA in gravity, KUKA-like PI velocity loops, LuGre friction at 1 ms, optional torsional
+flexibility and torque ripple).
 
 Interface as ros2_control's forward_command_controller: std_msgs/Float64MultiArray of 7 joint
 velocities (rad/s, ``iiwa_joint_1..7`` order) on ``/velocity_controller/commands``; it
@@ -47,7 +48,8 @@ class MockIiwaNode(HilLifecycleNode):
               range=(1e-4, 0.01)),
         Param('lockstep_timeout', float, 0.5, 'wall s to wait for the command of a frame', range=(1e-3, 60.0),
               dynamic=True),
-        Param('time_scale', float, 1.0, 'real time only: sim s per wall s', range=(1e-3, 100.0), dynamic=True),
+        Param('time_scale', float, 1.0, 'real time: sim s per wall s (must be > 0); ignored in lockstep, '
+              'where 0 means as fast as possible as for the mock hexapod', range=(0.0, 100.0), dynamic=True),
         Param('start_time', float, 0.0, 'sim time of the first frame (s)', range=(0.0, 1e6)),
         Param('command_timeout', float, 0.1, 'real time: brake when the last command is older (sim s)',
               range=(1e-3, 10.0), dynamic=True),
@@ -65,6 +67,11 @@ class MockIiwaNode(HilLifecycleNode):
         Param('bristle_damping', float, 30.0, 'sigma1 (N m s/rad)', range=(0.0, 1e5)),
         Param('viscous_friction', 'float[]', list(ArmSimParams.viscous), 'sigma2 (N m s/rad)', length=7,
               range=(0.0, 1e3)),
+        Param('flexible', bool, False, 'torsional joint flexibility (two-mass joints, implicit step)'),
+        Param('stiffness', 'float[]', list(ArmSimParams.stiffness), 'joint torsional stiffness (N m/rad)',
+              length=7, range=(1.0, 1e9)),
+        Param('joint_damping', 'float[]', list(ArmSimParams.joint_damping), 'joint torsional damping (N m s/rad)',
+              length=7, range=(0.0, 1e6)),
         Param('ripple_amplitude', 'float[]', [0.0] * 7, 'motor torque ripple (N m, 0 = off)', length=7,
               range=(0.0, 50.0)),
         Param('ripple_periods', 'float[]', [800.0] * 7, 'ripple periods per joint revolution', length=7,
@@ -78,13 +85,20 @@ class MockIiwaNode(HilLifecycleNode):
         self._sub = None
         self.sim = None
 
+    def check_parameters(self, p) -> str | None:
+        if not p.lockstep and p.time_scale <= 0.0:
+            return "parameter 'time_scale' must be > 0 in real time (lockstep: false)"
+        return None
+
     def configure_node(self) -> None:
         p = self.p
         params = ArmSimParams(armature=tuple(p.armature), velocity_bandwidth_hz=p.velocity_bandwidth_hz,
                               fc=tuple(p.coulomb_friction), fs_ratio=p.static_ratio, vs=p.stribeck_velocity,
                               sigma0=p.bristle_stiffness, sigma1=p.bristle_damping,
                               viscous=tuple(p.viscous_friction), ripple_amplitude=tuple(p.ripple_amplitude),
-                              ripple_periods=tuple(p.ripple_periods), friction=p.friction)
+                              ripple_periods=tuple(p.ripple_periods), friction=p.friction,
+                              flexible=p.flexible, stiffness=tuple(p.stiffness),
+                              joint_damping=tuple(p.joint_damping))
         self.sim = ArmSim(params, p.urdf or None)       # ValueError refuses the configuration
         self.sim.reset(p.initial_positions)
         self.frame_ns = int(round(p.frame_period * 1e9))

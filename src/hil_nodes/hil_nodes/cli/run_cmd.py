@@ -196,6 +196,7 @@ def _fault_reason(client: RunClient) -> str:
 def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed) -> dict:
     hw = 'mock_hexapod' if 'mock_hexapod' in client.diag else next(
         (n for n in client.diag if n.startswith('mock_')), '')
+    extra = {key.split('/')[1]: client.value(key.split('/')[0], key.split('/')[1]) for key in system.summary}
     return {
         'system': system.name,
         'scenario': args.scenario or '',
@@ -213,6 +214,7 @@ def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, kil
         'faults': client.value('supervisor', 'faults', '1' if outcome == 'fault' else '0'),
         'fault_reason': _fault_reason(client) if outcome == 'fault' else '',
         'modes': ' -> '.join(m for _, m in client.modes),
+        **extra,
         'bag': str(bag_path) if bag_path else '',
         'logs': str(run_dir / 'logs'),
         'killed_processes': ','.join(killed),
