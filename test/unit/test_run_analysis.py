@@ -31,7 +31,7 @@ def test_pure_delay_is_found_with_unity_gain(delay):
     ideal = ideal_response(model, tf, wrench)
     tp = np.arange(0.1, 23.9, 0.0025)                    # achieved poses at 400 Hz
     achieved = np.tile(HOME, (tp.size, 1))
-    achieved[:, 0] = np.interp(tp - delay, ideal.reached_at, ideal.poses[:, 0])
+    achieved[:, 0] = np.interp(tp - delay, ideal.times, ideal.poses[:, 0])   # model output at its stamps, delayed
     run = analyse_run(model, tf, wrench, tp, achieved, axis=0)
     n = run.numbers()
     assert run.impulsive and n['segments'] == 4

@@ -5,7 +5,10 @@ the raw field signal), the model the run used, and the achieved TCP motion (forw
 of the measured joints), compute for one DOF:
 
 * the ideal motion (``ideal_response``: exact discretisation at the force's own sample times),
-  sampled at the achieved motion's stamps;
+  sampled at the achieved motion's stamps. The ideal pose of input sample k is placed at that
+  sample's stamp t_k, the stamp the ``admittance`` node gives it: then the fitted delay is the
+  delay the HIL chain adds after the model (F/T filter + reference buffer + servo), the figure
+  seed 000 designs (10 ms buffer + ~6 ms filter);
 * force -> ideal and force -> achieved frequency responses, normalised by the stiffness so a
   static load gives 1 (figs 12, 15);
 * achieved / ideal: the transparency FRF with linear phase fits on 0-7 Hz and 0-11 Hz: constant
@@ -101,7 +104,7 @@ def analyse_run(model: LtiAdmittanceModel, force_times, wrenches, pose_times, po
     fs = 1.0 / float(np.median(np.diff(tp)))
     ideal = ideal_response(model, tf, w)
     home = np.asarray(model.home, float)
-    ideal_axis = np.interp(tp, ideal.reached_at, _displacement(ideal.poses, home, axis))
+    ideal_axis = np.interp(tp, ideal.times, _displacement(ideal.poses, home, axis))
     achieved = _displacement(p, home, axis)
     force = np.interp(tp, tf, w[:, axis])
     seg = int(round(segment_seconds * fs))
