@@ -51,8 +51,9 @@ def _overrides(system, specs, args, bag_path) -> dict:
     """Per-run parameter values for every node (a params file written next to the logs)."""
     time_scale = args.time_scale if args.time_scale is not None else (0.0 if args.lockstep else 1.0)
     params = {s.name: {} for s in specs}
+    root = system.path.parent.parent.parent
     for name, values in inline_parameters(specs).items():
-        params[name].update(values)
+        params[name].update({k: _resolve_path(root, v) for k, v in values.items()})
     for spec in specs:
         p = params[spec.name]
         p.update({'use_sim_time': not spec.clock_owner, 'lockstep': args.lockstep, 'seed': args.seed})
@@ -68,6 +69,14 @@ def _overrides(system, specs, args, bag_path) -> dict:
     if bag_path is not None:
         params['recorder'].update({'bag_path': str(bag_path), 'topics': list(system.record_topics)})
     return {name: {'ros__parameters': values} for name, values in params.items() if values}
+
+
+def _resolve_path(root: pathlib.Path, value):
+    """A relative file path in a system/scenario file is relative to the repository root (the
+    nodes' working directory may be anywhere)."""
+    if isinstance(value, str) and value and not os.path.isabs(value) and (root / value).exists():
+        return str((root / value).resolve())
+    return value
 
 
 def effective_parameters(specs, overrides: pathlib.Path) -> dict:
