@@ -183,3 +183,28 @@ def test_follows_supervisor_modes(ros):
     cmds = np.array([m.data for m in arm.cmd])
     assert np.all(cmds[-1] == 0.0) and np.abs(np.diff(cmds, axis=0)).max() <= 5.0 * 1e-3 + 1e-9
     assert 'fault' not in names
+
+
+def test_real_time_mode_reports_the_summary_values(ros):
+    ros.add_node(MockIiwaNode(context=ros.context, parameter_overrides=overrides(
+        dict(lockstep=False, status_period=0.2))))
+    ros.add_node(SpacePlantNode(context=ros.context, parameter_overrides=overrides(
+        dict(FAST, lockstep=False, use_sim_time=True))))
+    diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
+    errors = ros.collect(Float64MultiArray, topics.SPACE_ERRORS, qos.stream(False))
+    ros.bring_up('mock_iiwa')
+    ros.bring_up('space_plant')
+
+    def summary():
+        for a in reversed(diag):
+            for st in a.status:
+                vals = {kv.key: kv.value for kv in st.values}
+                if st.hardware_id == 'space_plant' and 'satellite_displacement_m' in vals \
+                        and float(vals['loop_rate_hz']) > 0:
+                    return vals
+        return None
+    vals = ros.spin_until(summary, 20, 'summary values in diagnostics')
+    for key in ('satellite_displacement_m', 'ee_position_error_m', 'ee_orientation_error_deg', 'loop_rate_hz'):
+        assert np.isfinite(float(vals[key]))
+    assert len(vals['satellite_euler_zyx_deg'].split()) == 3
+    assert len(errors[-1].data) == 13

@@ -242,9 +242,10 @@ class SpacePlantNode(HilLifecycleNode):
         ee.pose = array_to_pose(out.ee_pose)
         self._ee_pub.publish(ee)
         e = out.error
+        sat_euler = np.degrees(self.plant.satellite_euler_zyx())
         self._err_pub.publish(Float64MultiArray(data=[*map(float, e), float(np.linalg.norm(e[:3])),
                                                       float(np.degrees(np.linalg.norm(e[3:]))),
-                                                      out.damping, out.sigma_min]))
+                                                      out.damping, out.sigma_min, *map(float, sat_euler)]))
         if self.frames % self.p.marker_every == 0:
             self._marker_pub.publish(satellite_markers(stamp, self.p.world_frame, out, self.plant.r_des))
 
@@ -273,7 +274,9 @@ class SpacePlantNode(HilLifecycleNode):
         values = dict(frames=self.frames, ignored_samples=self.ignored, faults=self.faults,
                       loop_rate_hz=self.loop_rate)
         if self.out is not None:
-            values.update(satellite_displacement_m=float(np.linalg.norm(self.out.sat_pose[:3])),
+            z, y, x = np.degrees(self.plant.satellite_euler_zyx())
+            values.update(satellite_euler_zyx_deg=f'{z:.6f} {y:.6f} {x:.6f}',
+                          satellite_displacement_m=float(np.linalg.norm(self.out.sat_pose[:3])),
                           ee_position_error_m=float(np.linalg.norm(self.out.error[:3])),
                           ee_orientation_error_deg=float(np.degrees(np.linalg.norm(self.out.error[3:]))),
                           damping=self.out.damping, sigma_min=self.out.sigma_min)
