@@ -1,0 +1,141 @@
+"""One control cycle of the hybrid robot's trajectory tracking (seed 003 fig. 6-7) and the
+closed-loop fixed-step simulation against ``dynamics.Plant``.
+
+Cycle k (Ts = 100 us): sample the path (trajectory) -> inverse kinematics with first and
+second derivatives of both manipulators (eq. 7-11, 18-20) -> forward kinematics of the
+measured legs for the model (eq. 12-15) -> reduced masses and gravity forces (eq. 23-24, 27)
+-> CTM with the nonlinear integrator (eq. 28-36) -> leg forces F (N), table torques tau (N m).
+``dtype`` selects float64 or float32 for the whole chain (the float32 study, table 3).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import dynamics, kinematics as kin
+from .control import CTM
+from .params import Hybrid5Params
+from .trajectory import PathTrajectory
+
+
+@dataclass
+class CycleOut:
+    F: np.ndarray                  # leg forces (3,)
+    tau: np.ndarray                # table torques (2,)
+    l_d: np.ndarray                # desired leg lengths, velocities, accelerations (3,) each
+    v_d: np.ndarray
+    a_d: np.ndarray
+    th_d: np.ndarray               # desired table angles, rates, accelerations (2,) each
+    w_d: np.ndarray
+    e_d: np.ndarray
+    p_d: np.ndarray                # desired platform position (3,)
+    e_leg: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    e_table: np.ndarray = field(default_factory=lambda: np.zeros(2))
+
+
+def _scalars(arr, f):
+    """Array -> list of per-axis numbers of the cycle's type (python floats for float64)."""
+    return arr.tolist() if f is float else list(arr.astype(f))
+
+
+class HybridController:
+    """CTM tracking of both manipulators; ``cycle(k, l, theta)`` with measured joints.
+
+    float64 runs on python floats (fast); float32 on numpy float32 scalars (every operation
+    rounded to float32, as the seed's single-precision controllers)."""
+
+    def __init__(self, params: Hybrid5Params, path: PathTrajectory | None, dtype=np.float64,
+                 plain_integrator: bool = False):
+        self.prm, self.path, self.dtype = params, path, np.dtype(dtype)
+        f = self.f = float if self.dtype == np.float64 else self.dtype.type
+        self.R = f(params.R)
+        m = params.model
+        self.m = tuple(f(x) for x in (m.m_p, m.m_s, m.J_r, m.m_g))
+        self.J44, self.J55, self.m4r4g = f(m.J44), f(m.J55), f(m.m4r4 * dynamics.G0)
+        pl = params.plant              # encoder resolutions: the drives report counts
+        self.legs = CTM(params.legs, 3, params.Ts, f, plain_integrator, pl.encoder_leg)
+        self.table = CTM(params.table, 2, params.Ts, f, plain_integrator, pl.encoder_table)
+
+    def reset(self) -> None:
+        self.legs.reset()
+        self.table.reset()
+
+    def desired(self, k: int):
+        """Joint-space reference at cycle k: ((l, ld, ldd), (th, w, e), p) as per-axis lists."""
+        (p, v, a), (g, gd, gdd) = self.path.sample_cycle(k, self.dtype)
+        return self.joint_reference(p, v, a, g, gd, gdd)
+
+    def joint_reference(self, p, v, a, g, gd, gdd):
+        f = self.f
+        r = kin.ik_derivatives_scalar(*_scalars(p, f), *_scalars(v, f), *_scalars(a, f), self.R)
+        t = kin.table_inverse(g, gd, gdd)
+        return (r[0:3], r[3:6], r[6:9]), tuple(_scalars(x, f) for x in t), p
+
+    def cycle(self, k: int, l, theta, desired=None) -> CycleOut:
+        f = self.f
+        (l_d, v_d, a_d), (th_d, w_d, e_d), p_d = self.desired(k) if desired is None else desired
+        ml = self.legs.measure(l)                          # counts -> lengths, velocities
+        mt = self.table.measure(theta)
+        l = ml[0]
+        x, y, z2, z = kin.fk_scalar(l[0], l[1], l[2], self.R)   # model needs the pose: eq. 12-15
+        r = dynamics.leg_model_scalar(x, y, z, self.R, *self.m)
+        F, e_leg, _ = self.legs.update(l_d, v_d, a_d, ml, r[:3], r[3:])
+        t4 = mt[0][0]
+        Gt = (self.m4r4g * (math.sin(t4) if f is float else np.sin(t4)), f(0.0))
+        tau, e_tab, _ = self.table.update(th_d, w_d, e_d, mt, (self.J44, self.J55), Gt)
+        return CycleOut(np.array(F), np.array(tau), l_d, v_d, a_d, th_d, w_d, e_d, p_d,
+                        np.array(e_leg), np.array(e_tab))
+
+
+@dataclass
+class SimLog:
+    p_d: np.ndarray        # (N, 3) desired platform position
+    p: np.ndarray          # (N, 3) plant platform position
+    th_d: np.ndarray       # (N, 2)
+    th: np.ndarray         # (N, 2)
+    e_leg: np.ndarray      # (N, 3) controller's leg errors
+    F: np.ndarray          # (N, 3)
+    tau: np.ndarray        # (N, 2)
+    v_d: np.ndarray        # (N, 3) desired leg velocities
+
+    @property
+    def position_error(self) -> np.ndarray:
+        """|p_d - p| per cycle (m): the tool's Cartesian tracking error."""
+        return np.linalg.norm(self.p_d - self.p, axis=1)
+
+
+def simulate(params: Hybrid5Params, path: PathTrajectory, n_cycles: int | None = None,
+             plain_integrator: bool = False, dtype=np.float64, substeps: int = 1,
+             plant_params: Hybrid5Params | None = None, settle_cycles: int = 2000) -> SimLog:
+    """Closed loop at Ts: controller cycle k on the encoder readings, then one plant step.
+
+    The plant starts at rest on the path's first point with the integrators empty and is
+    held there under control for ``settle_cycles`` (not logged: a machine is under control
+    before a program starts, and the integrators take up the model's gravity mismatch)."""
+    n = path.n_cycles if n_cycles is None else min(int(n_cycles), path.n_cycles)
+    (p0, _, _), (g0, _, _) = path.sample_cycle(0)
+    plant = dynamics.Plant(plant_params or params, p0, g0, params.Ts, substeps)
+    ctl = HybridController(params, path, dtype, plain_integrator)
+    log = SimLog(*(np.zeros((n, k)) for k in (3, 3, 2, 2, 3, 3, 2, 3)))
+    (p, v, a), (g, gd, gdd) = path.sample_cycles(np.zeros(1, np.int64), dtype)
+    hold = ctl.joint_reference(p[0], v[0], a[0], g[0], gd[0], gdd[0])
+    for _ in range(int(settle_cycles)):
+        l, th = plant.measure()
+        out = ctl.cycle(0, l, th, hold)
+        plant.step(out.F.astype(float), out.tau.astype(float))
+    for k0 in range(0, n, 4096):                # references in vectorised blocks (same numbers)
+        ks = np.arange(k0, min(n, k0 + 4096))
+        (p, v, a), (g, gd, gdd) = path.sample_cycles(ks, dtype)
+        l_d, v_d, a_d = kin.inverse_derivatives(p, v, a, params.R)
+        rows = [_scalars(x, ctl.f) for x in (l_d, v_d, a_d, g, gd, gdd)] if ctl.f is float else \
+            [[list(r) for r in x] for x in (l_d, v_d, a_d, g, gd, gdd)]
+        for j, k in enumerate(ks):
+            l, th = plant.measure()
+            ref = ((rows[0][j], rows[1][j], rows[2][j]), (rows[3][j], rows[4][j], rows[5][j]), p[j])
+            out = ctl.cycle(k, l, th, ref)
+            log.p_d[k], log.p[k], log.th_d[k], log.th[k] = out.p_d, plant.p, out.th_d, plant.theta
+            log.e_leg[k], log.F[k], log.tau[k], log.v_d[k] = out.e_leg, out.F, out.tau, out.v_d
+            plant.step(out.F.astype(float), out.tau.astype(float))
+    return log
