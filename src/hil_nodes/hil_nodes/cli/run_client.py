@@ -28,6 +28,7 @@ class RunClient:
         self.last_clock_wall = time.monotonic()
         self.diag: dict[str, dict[str, str]] = {}     # node name -> last key/values
         self.diag_messages: dict[str, str] = {}
+        self.diag_counts: dict[str, int] = {}
         self.node.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched())
         # Only the latest time matters here: keep-last 1, so a fast lockstep clock never queues up.
         self.node.create_subscription(Clock, topics.CLOCK, self._on_clock, 1)
@@ -53,6 +54,7 @@ class RunClient:
             values = self.diag.setdefault(name, {})
             values.update({kv.key: kv.value for kv in st.values})
             self.diag_messages[name] = st.message
+            self.diag_counts[name] = self.diag_counts.get(name, 0) + 1
 
     def spin_once(self, timeout: float = 0.05, burst: int = 50) -> None:
         """Wait up to ``timeout`` for work, then drain what is ready (one callback per spin_once)."""
@@ -77,6 +79,13 @@ class RunClient:
             return bool(res.success), res.message
         finally:
             self.node.destroy_client(client)
+
+    def wait_fresh_diagnostics(self, nodes: list[str], timeout: float = 3.0) -> None:
+        """Spin until each node has sent one more status (its counters then cover the whole run)."""
+        before = {n: self.diag_counts.get(n, 0) for n in nodes}
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and any(self.diag_counts.get(n, 0) <= c for n, c in before.items()):
+            self.spin_once(0.05)
 
     def value(self, node: str, key: str, default: str = '') -> str:
         return self.diag.get(node, {}).get(key, default)

@@ -139,6 +139,7 @@ def run(args) -> int:
     outcome = 'error'
     try:
         outcome = _follow(client, group, args)
+        client.wait_fresh_diagnostics([s.name for s in specs if s.clock_owner] + ['supervisor'])
         ok, message = client.call_trigger('/hil/shutdown', timeout=30.0)
         if not ok:
             print(f'hil run: shutdown: {message}', file=sys.stderr)
