@@ -13,6 +13,7 @@ NODES = [
     'ft_sensor',
     'timebase',
     'space_plant',
+    'planner',
 ]
 
 setup(

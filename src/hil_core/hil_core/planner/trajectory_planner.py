@@ -84,6 +84,21 @@ class TrajectoryPlanner:
         self.fault_reason = ''
 
     # ------------------------------------------------------------------------------------------
+    @property
+    def uses_reference(self) -> bool:
+        """Whether the current phase consumes the model's reference (a lockstep node waits for it
+        only then: in the other phases nobody may be producing one)."""
+        return self.phase in (HilMode.SYNCHRONIZING, HilMode.RUNNING)
+
+    def will_use_reference(self, mode) -> bool:
+        """``uses_reference`` after the supervisor mode of the next frame is applied (pure preview)."""
+        if mode is not None and HilMode(mode) is HilMode.FAULT:
+            return False
+        if mode is not None and HilMode(mode) != self.supervisor_mode and HilMode(mode) in (
+                HilMode.RETURNING_HOME, HilMode.IDLE) and self.phase is not HilMode.IDLE:
+            return False
+        return self.uses_reference
+
     def level(self, x) -> float:
         c = self.centre
         return self.soft.level_point((x[0] - c[0], x[1] - c[1], x[2] - c[2]))
@@ -121,6 +136,8 @@ class TrajectoryPlanner:
 
     def _take_reference(self, reference, stamp_ns, ev):
         if reference is None:
+            if not self.uses_reference:
+                return self.last_ref
             self.missing += 1
             if self.missing == self.cfg.reference_timeout_frames:
                 ev.append(PlannerEvent('reference_stale', f'no reference for {self.missing} frames: holding the '

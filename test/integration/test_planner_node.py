@@ -1,0 +1,204 @@
+"""planner over DDS: lockstep gate (frame + reference), the whole mode flow with a safety takeover,
+bad input (NaN reference, out-of-order stamps, unknown mode, missing reference, missing kinematics
+pose), FAULT stop, markers, lifecycle and refused parameters."""
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped, TwistStamped
+from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Header
+from visualization_msgs.msg import MarkerArray
+
+from hil_core.planner.config import Workspace
+from hil_core.planner.dof import pose_to_dof
+from hil_nodes import qos, topics
+from hil_nodes.convert import array_to_pose, ns_to_stamp, pose_to_array, stamp_to_ns
+from hil_nodes.planner import PlannerNode
+from hil_nodes.system import repo_root
+
+T_NS = 2_500_000
+RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+BEST_EFFORT = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
+WS = Workspace.load(str(repo_root() / 'config' / 'workspace_hexaslide_scaled.yaml'))
+HOME = np.asarray(WS.home_pose, dtype=float)
+A_MAX = np.array([6.0, 6.0, 6.0, 20.0, 20.0, 20.0])
+
+
+class Rig:
+    def __init__(self, ros, **params):
+        base = dict(lockstep=True, homing_min_duration=0.01, sync_duration=0.01, return_min_duration=0.1,
+                    reference_wait=0.2)
+        base.update(params)
+        self.ros = ros
+        # real time streams are best effort (sensor-data QoS): a reliable reader would not match
+        out_qos = RELIABLE if base['lockstep'] else BEST_EFFORT
+        self.node = ros.add_node(PlannerNode(context=ros.context, parameter_overrides=[
+            Parameter(k, value=v) for k, v in base.items()]))
+        self.out = ros.collect(PoseStamped, topics.PLANNER_SAFE_REFERENCE, out_qos)
+        self.twist = ros.collect(TwistStamped, topics.PLANNER_SAFE_TWIST, out_qos)
+        self.hil_events = ros.collect(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
+        self.events = ros.collect(DiagnosticArray, topics.PLANNER_EVENTS, qos.command(100))
+        self.diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, RELIABLE)
+        self.markers = ros.collect(MarkerArray, topics.PLANNER_MARKERS, qos.latched())
+        self.frame_pub = ros.node.create_publisher(Header, topics.HIL_FRAME, RELIABLE)
+        self.ref_pub = ros.node.create_publisher(PoseStamped, topics.ADMITTANCE_REFERENCE, RELIABLE)
+        self.meas_pub = ros.node.create_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, RELIABLE)
+        self.k = 0
+
+    def up(self):
+        self.ros.bring_up('planner')
+        for t in (topics.HIL_FRAME, topics.ADMITTANCE_REFERENCE, topics.KINEMATICS_TCP_POSE):
+            self.ros.wait_for_subscribers(t)
+        self.ros.wait_for_publishers(topics.PLANNER_SAFE_REFERENCE)
+
+    def measured(self, pose):
+        msg = PoseStamped(pose=array_to_pose(pose))
+        msg.header.stamp = ns_to_stamp((self.k + 1) * T_NS)
+        self.meas_pub.publish(msg)
+        self.ros.spin_until(lambda: self.node.measured is not None, 10, 'measured pose received')
+
+    def frames(self, mode, refs=None, n=None, expect=True):
+        """Publish frames k+1.. (and their references if given) in batches; wait for the outputs."""
+        n = len(refs) if refs is not None else n
+        for start in range(0, n, 30):
+            before = len(self.out)
+            batch = range(start, min(n, start + 30))
+            for i in batch:
+                self.k += 1
+                stamp = ns_to_stamp(self.k * T_NS)
+                if refs is not None and refs[i] is not None:
+                    msg = PoseStamped(pose=array_to_pose(refs[i]))
+                    msg.header.stamp = ns_to_stamp(self.k * T_NS if not isinstance(refs[i], tuple) else refs[i][1])
+                    self.ref_pub.publish(msg)
+                self.frame_pub.publish(Header(stamp=stamp, frame_id=mode))
+            if expect:
+                self.ros.spin_until(lambda: len(self.out) >= before + len(batch), 20, f'outputs of frames to {self.k}')
+
+    def names(self, msgs):
+        return [s.name for m in msgs for s in m.status]
+
+    def poses(self):
+        return np.array([pose_to_array(m.pose) for m in self.out])
+
+
+def _check_limits(poses):
+    x = pose_to_dof(poses)
+    acc = np.abs(np.diff(x, 2, axis=0)) / (T_NS * 1e-9) ** 2
+    assert np.all(acc <= A_MAX + 1e-6), acc.max(axis=0)       # float32-free DDS doubles: tight
+    assert np.max(WS.soft.level(x[:, :3] - HOME[:3])) <= WS.hard_expansion
+
+
+def test_mode_flow_with_takeover_recovery_and_home(ros):
+    rig = Rig(ros)
+    rig.up()
+    assert rig.ros.spin_until(lambda: rig.markers, 10, 'latched markers')
+    assert [m.ns for m in rig.markers[0].markers] == ['soft_limit', 'hard_limit']
+    rig.measured(HOME)
+    rig.frames('IDLE', n=3)
+    rig.frames('HOMING', n=4)                         # homing needs no reference: frames alone release
+    rig.ros.spin_until(lambda: 'homed' in rig.names(rig.hil_events), 10, 'homed')
+    # now frames wait for their reference (lockstep): a frame without one produces nothing yet
+    before = len(rig.out)
+    rig.frames('SYNCHRONIZING', n=1, expect=False)
+    rig.ros.spin_for(0.05)
+    assert len(rig.out) == before
+    # the reference of that frame releases it; then a push outward at 0.4 m/s along x
+    u = np.array([1.0, 0.3, 0.2]) / np.linalg.norm([1.0, 0.3, 0.2])
+    ref = HOME.copy()
+    msg = PoseStamped(pose=array_to_pose(ref))
+    msg.header.stamp = ns_to_stamp(rig.k * T_NS)
+    rig.ref_pub.publish(msg)
+    rig.ros.spin_until(lambda: len(rig.out) == before + 1, 10, 'frame released by its reference')
+    refs = [np.r_[HOME[:3] + u * min(0.4 * i * T_NS * 1e-9, 0.15), HOME[3:]] for i in range(1, 301)]
+    rig.frames('RUNNING', refs)
+    names = rig.names(rig.hil_events)
+    assert names[:3] == ['homed', 'synchronized', 'safety_takeover'], names
+    takeover = [s for m in rig.events for s in m.status if s.name == 'safety_takeover'][0]
+    values = {kv.key: kv.value for kv in takeover.values}
+    assert 'exit_point' in values and 'exit_velocity' in values
+    # keep framing (the supervisor now says SAFETY_RECOVERY) until home is reached
+    for _ in range(40):
+        if 'home_reached' in rig.names(rig.hil_events):
+            break
+        rig.frames('SAFETY_RECOVERY', n=30)
+    assert rig.names(rig.hil_events)[-2:] == ['back_inside', 'home_reached']
+    rig.frames('IDLE', n=3)
+    p = rig.poses()
+    _check_limits(p)
+    assert np.array_equal(p[-1], HOME) and np.array_equal(p[-2], HOME)
+    # output stamps are the frame stamps, one per frame, in order
+    stamps = [stamp_to_ns(m.header.stamp) for m in rig.out]
+    assert stamps == sorted(set(stamps)) and len(stamps) == rig.k
+    rig.ros.spin_until(lambda: len(rig.twist) == len(rig.out), 10, 'one twist per pose')
+
+
+def test_bad_input_is_reported_and_never_makes_a_jump(ros):
+    rig = Rig(ros, lockstep=True)
+    rig.up()
+    # no kinematics pose yet: nothing published, a clear diagnostic
+    rig.frames('IDLE', n=2, expect=False)
+    rig.ros.spin_until(lambda: any('waiting for' in s.message for d in rig.diags for s in d.status
+                                   if s.hardware_id == 'planner'), 10, 'missing-pose diagnostic')
+    assert not rig.out
+    rig.measured(HOME)
+    rig.frames('HOMING', n=4)
+    rig.ros.spin_until(lambda: 'homed' in rig.names(rig.hil_events), 10, 'homed')
+    smooth = [np.r_[HOME[:3] + [0.01 * (1 - np.cos(0.02 * i)), 0, 0], HOME[3:]] for i in range(60)]
+    rig.frames('SYNCHRONIZING', smooth[:20])
+    bad = list(smooth[20:40])
+    bad[3] = np.full(7, np.nan)                                 # NaN reference
+    bad[4] = np.r_[HOME[:3], 0, 0, 0, 0.0]                      # zero quaternion
+    rig.frames('RUNNING', bad)
+    names = rig.names(rig.events)
+    assert 'reference_invalid' in names
+    # unknown mode in a frame: ignored with a diagnostic, no output for it
+    before = len(rig.out)
+    rig.k += 1
+    rig.frame_pub.publish(Header(stamp=ns_to_stamp(rig.k * T_NS), frame_id='WARP_DRIVE'))
+    rig.ros.spin_until(lambda: rig.node.counters['bad_frames'] == 1, 10, 'bad frame counted')
+    assert len(rig.out) == before
+    # missing reference (dead admittance): the frame is released after reference_wait as a dropout
+    rig.frames('RUNNING', n=2)
+    assert rig.node.counters['waited_out'] >= 2
+    rig.frames('RUNNING', smooth[40:])
+    # supervisor FAULT: controlled stop and hold, frames alone release (no reference needed)
+    rig.frames('FAULT', n=40)
+    p = rig.poses()
+    _check_limits(p)
+    assert np.array_equal(p[-1], p[-2]), 'not holding after FAULT'
+    assert np.all(np.isfinite(p))
+
+
+def test_out_of_order_reference_stamps_in_real_time_mode(ros):
+    rig = Rig(ros, lockstep=False)
+    rig.up()
+    rig.measured(HOME)
+    rig.frames('HOMING', n=4)
+    rig.ros.spin_until(lambda: 'homed' in rig.names(rig.hil_events), 10, 'homed')
+    # real time: a reference not newer than the last one used is ignored (dropout, hold)
+    for i in range(1, 30):
+        stamp = (rig.k + 1) * T_NS if i != 10 else (rig.k - 5) * T_NS
+        msg = PoseStamped(pose=array_to_pose(np.r_[HOME[:3] + [0.0001 * i, 0, 0], HOME[3:]]))
+        msg.header.stamp = ns_to_stamp(stamp)
+        rig.ref_pub.publish(msg)
+        rig.ros.spin_until(lambda: rig.node.latest_ref is not None, 10, 'reference in')
+        rig.frames('RUNNING', n=1)
+    _check_limits(rig.poses())
+    assert rig.node.planner.phase.value == 'RUNNING'
+
+
+def test_refused_parameters_name_the_problem(ros):
+    node = ros.add_node(PlannerNode(context=ros.context, parameter_overrides=[
+        Parameter('v_max', value=[2.0, 2.0, 2.0, 1.0, 1.0, 1.0])]))
+    diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, RELIABLE)
+    assert not ros.change_state('planner', 'configure')
+    ros.spin_until(lambda: any('gap' in s.message for d in diags for s in d.status), 10, 'refusal diagnostic')
+    assert ros.get_state('planner') == 'unconfigured'
+    node.set_parameters([Parameter('v_max', value=[0.15, 0.1, 0.1, 1.0, 1.0, 1.0]),
+                         Parameter('workspace_file', value='/nonexistent/ws.yaml')])
+    assert not ros.change_state('planner', 'configure')
+    node.set_parameters([Parameter('workspace_file', value='')])
+    assert ros.change_state('planner', 'configure')
+    assert ros.change_state('planner', 'activate')
+    assert ros.change_state('planner', 'deactivate')
+    assert ros.change_state('planner', 'cleanup')
