@@ -202,3 +202,12 @@ def test_refused_parameters_name_the_problem(ros):
     assert ros.change_state('planner', 'activate')
     assert ros.change_state('planner', 'deactivate')
     assert ros.change_state('planner', 'cleanup')
+
+
+def test_params_file_configures_the_node(ros):
+    import yaml
+    values = yaml.safe_load((repo_root() / 'config' / 'planner.yaml').read_text())['planner']['ros__parameters']
+    ros.add_node(PlannerNode(context=ros.context, parameter_overrides=[
+        Parameter(k, value=v) for k, v in values.items()]))
+    ros.bring_up('planner')
+    assert ros.get_state('planner') == 'active'

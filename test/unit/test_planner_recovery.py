@@ -145,3 +145,24 @@ def _plot_fig11(artifacts_dir, t, refs, x, levels, k_exit, k_back, k_home):
     fig.tight_layout()
     fig.savefig(pathlib.Path(artifacts_dir) / 'planner_seed001_fig11.png', dpi=100)
     plt.close(fig)
+
+
+def test_look_ahead_reports_an_exit_before_it_is_commanded():
+    planner = TrajectoryPlanner(PlannerConfig(WS, homing_min_duration=0.01, sync_duration=0.01))
+    planner.step(None, None, HilMode.IDLE, measured=HOME)
+    refs = [np.r_[HOME[:3] + [min(0.1 * k * DT, 0.1), 0, 0], HOME[3:]] for k in range(600)]
+    first_prediction = first_takeover = None
+    for k in range(len(refs) - 8):
+        r = planner.step(refs[k], k + 1, HilMode.HOMING, future=np.array(refs[k + 1:k + 9]))
+        for e in r.events:
+            if e.name == 'exit_predicted' and first_prediction is None:
+                first_prediction = k
+                assert e.values['frames_ahead'] == 8
+            if e.name == 'safety_takeover':
+                first_takeover = k
+        if first_takeover is not None:
+            break
+    assert first_prediction is not None and first_takeover is not None
+    assert first_takeover - first_prediction >= 7          # known ~8 frames (20 ms) in advance
+    # NaN rows in the buffer are skipped, not a crash
+    planner.step(refs[0], 10_000, HilMode.HOMING, future=np.full((3, 7), np.nan))

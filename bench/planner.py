@@ -1,0 +1,118 @@
+"""Trajectory planner figures: cycle cost inside the limits and during a recovery (p50/p99), and
+ASC vs ruckig on the same spike / step / dropout inputs (peak acceleration, tracking error,
+delay). Prints `name: value unit` lines (docs/CONTRACTS.md "Benchmarks")."""
+from __future__ import annotations
+
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / 'src' / 'hil_core'))
+
+from hil_core.modes import HilMode  # noqa: E402
+from hil_core.planner.asc import AccelerationSaturationControl, RuckigLimiter  # noqa: E402
+from hil_core.planner.config import PlannerConfig, Workspace  # noqa: E402
+from hil_core.planner.trajectory_planner import TrajectoryPlanner  # noqa: E402
+
+DT = 0.0025
+WS = Workspace.load(str(ROOT / 'config' / 'workspace_hexaslide_scaled.yaml'))
+HOME = np.asarray(WS.home_pose, dtype=float)
+CFG = PlannerConfig(WS, homing_min_duration=0.01, sync_duration=0.01)
+
+
+def cycle_costs():
+    pl = TrajectoryPlanner(CFG)
+    pl.step(None, None, HilMode.IDLE, measured=HOME)
+    inside, recovery = [], []
+    k = 0
+    for _ in range(10):                                   # homing + sync
+        k += 1
+        pl.step(HOME, k, HilMode.HOMING)
+    t = np.arange(4000) * DT
+    for i in range(4000):
+        ref = HOME.copy()
+        ref[0] += 0.01 * (1 - np.cos(2 * np.pi * 0.5 * t[i]))
+        k += 1
+        t0 = time.perf_counter_ns()
+        pl.step(ref, k, HilMode.HOMING)
+        inside.append(time.perf_counter_ns() - t0)
+    for push in range(6):                                   # repeated exits at different angles
+        ang = push * np.pi / 3
+        u = np.array([np.cos(ang), np.sin(ang), 0.3])
+        for i in range(3000):
+            ref = HOME.copy()
+            ref[:3] += u * min(0.4 * i * DT, 0.15)
+            k += 1
+            t0 = time.perf_counter_ns()
+            pl.step(ref, k, HilMode.HOMING)
+            dt_ns = time.perf_counter_ns() - t0
+            if pl.phase is HilMode.SAFETY_RECOVERY:
+                recovery.append(dt_ns)
+            if pl.phase is HilMode.IDLE:
+                break
+        pl.step(None, None, HilMode.IDLE)                   # supervisor mirrors IDLE, then restarts
+        for _ in range(10):
+            k += 1
+            pl.step(HOME, k, HilMode.HOMING)
+    return np.array(inside) / 1e3, np.array(recovery) / 1e3
+
+
+def inputs():
+    t = np.arange(1600) * DT
+    clean = np.zeros((len(t), 6))
+    clean[:, 0] = 0.01 * (1 - np.cos(2 * np.pi * 0.5 * t))
+    clean[:, 1] = 0.005 * (1 - np.cos(2 * np.pi * 0.8 * t))
+    k0 = 400
+    spike = clean.copy()
+    spike[k0, 0] += 0.03
+    step = clean.copy()
+    step[k0:, 0] += 0.02
+    drop = clean.copy()
+    drop[k0:k0 + 40] = clean[k0 - 1]
+    return t, k0, {'spike': (spike, clean), 'step': (step, step), 'dropout': (drop, clean)}, clean
+
+
+def run(limiter, refs):
+    limiter.reset(refs[0])
+    return np.array([limiter.step(r)[0] for r in refs])
+
+
+def make(name):
+    if name == 'asc':
+        return AccelerationSaturationControl(DT, CFG.a_max, CFG.v_max, CFG.asc_bandwidth_hz)
+    return RuckigLimiter(DT, CFG.a_max, CFG.v_max, CFG.j_max)
+
+
+def main() -> None:
+    inside, recovery = cycle_costs()
+    print(f'planner_cycle_inside_p50: {np.percentile(inside, 50):.1f} us')
+    print(f'planner_cycle_inside_p99: {np.percentile(inside, 99):.1f} us')
+    print(f'planner_cycle_recovery_p50: {np.percentile(recovery, 50):.1f} us')
+    print(f'planner_cycle_recovery_p99: {np.percentile(recovery, 99):.1f} us')
+    t, k0, cases, clean = inputs()
+    for name in ('asc', 'ruckig'):
+        out = run(make(name), clean)
+        lag = np.argmax(np.correlate(out[:, 0] - out[:, 0].mean(), clean[:, 0] - clean[:, 0].mean(), 'full')) \
+            - (len(clean) - 1)
+        print(f'{name}_smooth_delay: {lag * DT * 1e3:.1f} ms')
+        print(f'{name}_smooth_max_error: {np.abs(out - clean)[:, :3].max() * 1e3:.4f} mm')
+        for case, (refs, ideal) in cases.items():
+            out = run(make(name), refs)
+            acc = np.abs(np.diff(out, 2, axis=0)) / DT ** 2
+            err = np.abs(out[k0:, 0] - ideal[k0:, 0])
+            print(f'{name}_{case}_peak_accel: {acc[:, 0].max():.3f} m/s^2')
+            print(f'{name}_{case}_rms_error: {np.sqrt(np.mean(err ** 2)) * 1e3:.3f} mm')
+            print(f'{name}_{case}_max_error: {err.max() * 1e3:.3f} mm')
+            if case == 'step':
+                reach = np.argmax(out[k0:, 0] - clean[k0:, 0] >= 0.9 * 0.02)
+                print(f'{name}_step_rise_90: {reach * DT * 1e3:.1f} ms')
+            settled = np.nonzero(err > 1e-4)[0]
+            print(f'{name}_{case}_settle_0.1mm: {(settled[-1] + 1 if len(settled) else 0) * DT * 1e3:.1f} ms')
+    print(f'reference_accel_limit: {CFG.a_max[0]:.1f} m/s^2')
+
+
+if __name__ == '__main__':
+    main()
