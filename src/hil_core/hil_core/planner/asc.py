@@ -135,14 +135,17 @@ class RuckigLimiter:
         self.x = np.asarray(x, dtype=float).copy()
         self.v = np.zeros(6) if v is None else np.asarray(v, dtype=float).copy()
         self.a = np.zeros(6)
+        self._cv = self.v.copy()          # ruckig's own continuous velocity at the last sample
         self._r1 = self.x.copy()
 
     def step(self, ref):
         from ruckig import Result
         r = np.asarray(ref, dtype=float)
         inp = self._inp
+        # ruckig continues from its own continuous state (position = last output); feeding it the
+        # discrete (interval-average) velocity instead would halve the acceleration it achieves
         inp.current_position = list(self.x)
-        inp.current_velocity = list(np.clip(self.v, -self.v_max * (1 - 1e-6), self.v_max * (1 - 1e-6)))
+        inp.current_velocity = list(np.clip(self._cv, -self.v_max * (1 - 1e-6), self.v_max * (1 - 1e-6)))
         inp.current_acceleration = list(np.clip(self.a, -self.a_max * (1 - 1e-6), self.a_max * (1 - 1e-6)))
         inp.target_position = list(r)
         inp.target_velocity = list(np.clip((r - self._r1) / self.dt, -0.9 * self.v_max, 0.9 * self.v_max))
@@ -155,14 +158,14 @@ class RuckigLimiter:
             a = np.clip(-self.v / self.dt, -self.a_max, self.a_max)
             self.v = self.v + a * self.dt
             self.x = self.x + self.v * self.dt
-            self.a = a
+            self._cv, self.a = self.v.copy(), np.zeros(6)
             return self.x.copy(), False
         new_x = np.array(self._out.new_position)
-        new_v = (new_x - self.x) / self.dt
-        a = (new_v - self.v) / self.dt
+        a = ((new_x - self.x) / self.dt - self.v) / self.dt
         # the discrete second difference is what the robot sees: enforce it exactly
         a = np.clip(a, -self.a_max, self.a_max)
         self.v = self.v + a * self.dt
         self.x = self.x + self.v * self.dt
+        self._cv = np.array(self._out.new_velocity)
         self.a = np.array(self._out.new_acceleration)
         return self.x.copy(), False
