@@ -17,9 +17,10 @@ _dummy = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_dummy)
 DummyManaged = _dummy.DummyManaged
 
-# Generous wall timeout in tests that are not about liveness: a loaded CI machine must not
-# make a live in-process node look dead.
-CALM = {'heartbeat_timeout_wall': 10.0, 'heartbeat_timeout_sim': 10.0}
+# Tests that are not about liveness or frames: generous heartbeat timeouts (a loaded CI machine
+# must not make a live in-process node look dead) and slow real-time frames (a 400 Hz Python
+# timer would flood the shared test executor on a loaded machine).
+CALM = {'heartbeat_timeout_wall': 10.0, 'heartbeat_timeout_sim': 10.0, 'frame_period': 0.05}
 
 
 def supervisor(ros, **params) -> SupervisorNode:

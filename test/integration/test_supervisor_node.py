@@ -208,14 +208,16 @@ def test_standalone_process_with_params_file(ros):
     dummies(ros, ['a', 'b'], journal)
     diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 50)
     proc = ros.spawn('hil_nodes.supervisor', ['--params-file', str(CONFIG), '-p', 'managed_nodes:=[a, b]',
-                                              '-p', 'heartbeat_timeout_wall:=10.0'])
+                                              '-p', 'heartbeat_timeout_wall:=10.0', '-p', 'frame_period:=0.05'])
 
     def lifecycle():
         for msg in diags:
             for st in msg.status:
                 if st.hardware_id == 'supervisor':
                     yield {kv.key: kv.value for kv in st.values}['lifecycle']
-    ros.spin_until(lambda: 'up' in lifecycle(), 40.0, f'bring-up by the supervisor process: {journal}')
+    ros.spin_until(lambda: 'up' in lifecycle() or proc.proc.poll() is not None, 40.0,
+                   f'bring-up by the supervisor process: {journal}')
+    assert proc.proc.poll() is None, f'supervisor process exited: {proc.output()}'
     assert journal == [('a', 'configure'), ('b', 'configure'), ('a', 'activate'), ('b', 'activate')]
     ok, message = trigger(ros, topics.HIL_SHUTDOWN)
     assert ok, message
@@ -236,7 +238,7 @@ def test_one_process_layout_events_executor(ros):
     record = lambda node, transition: journal.append((node, transition))  # noqa: E731
     nodes = [DummyManaged(n, journal=record, context=ctx) for n in ('a', 'b')]
     sup = SupervisorNode(context=ctx, parameter_overrides=[Parameter('managed_nodes', value=['a', 'b']),
-                                                           Parameter('heartbeat_timeout_wall', value=10.0)])
+                                                           *(Parameter(k, value=v) for k, v in CALM.items())])
     nodes.append(sup)
     for node in nodes:
         executor.add_node(node)
@@ -252,7 +254,8 @@ def test_one_process_layout_events_executor(ros):
         client = ros.node.create_client(Trigger, topics.HIL_SHUTDOWN)
         spin_until(client.service_is_ready, 'shutdown service')
         future = client.call_async(Trigger.Request())
-        spin_until(future.done, 'shutdown answer')
+        spin_until(future.done, f'shutdown answer (journal {journal}, lifecycle {sup.lifecycle}, '
+                                f'driver busy {sup.driver.busy} at {sup.driver.current!r})')
         assert future.result().success, future.result().message
         assert journal == [('a', 'configure'), ('b', 'configure'), ('a', 'activate'), ('b', 'activate'),
                            ('b', 'deactivate'), ('a', 'deactivate'), ('b', 'cleanup'), ('a', 'cleanup')]
