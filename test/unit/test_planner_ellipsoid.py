@@ -86,3 +86,11 @@ def test_bad_coefficients_are_refused():
                     ((0.1, 0.1, np.nan, 0.1, 0.1, 0.1), 2.0)):
         with pytest.raises(ValueError):
             ModifiedEllipsoid(axes, n)
+
+
+def test_scalar_paths_match_the_vectorised_ones():
+    rng = np.random.default_rng(9)
+    p = np.vstack([rng.normal(scale=0.05, size=(300, 3)), np.eye(3) * 0.04, -np.eye(3) * 0.03])
+    np.testing.assert_allclose([ELL.normal_point(q) for q in p], ELL.normal(p), atol=1e-14)
+    np.testing.assert_allclose([ELL.level_point(q) for q in p], ELL.level(p), rtol=1e-14)
+    assert np.array_equal(ELL.normal_point(np.zeros(3)), [0.0, 0.0, 1.0])

@@ -18,6 +18,7 @@ axes, the seed's degenerate directions) except at the centre, where it is never 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,6 +82,24 @@ class ModifiedEllipsoid:
             return 0.0 if m == 0.0 else float('nan')
         n = self.exponent
         return m * ((sx / m) ** n + (sy / m) ** n + (sz / m) ** n) ** (1.0 / n)
+
+    def normal_point(self, p) -> np.ndarray:
+        """``normal`` of one local point in float arithmetic (recovery's per-cycle path)."""
+        a = self._a
+        x, y, z = float(p[0]), float(p[1]), float(p[2])
+        ax = a[0] if x >= 0.0 else a[1]
+        ay = a[2] if y >= 0.0 else a[3]
+        az = a[4] if z >= 0.0 else a[5]
+        sx, sy, sz = x / ax, y / ay, z / az
+        m = max(abs(sx), abs(sy), abs(sz))
+        if not m > 0.0:
+            return np.array([0.0, 0.0, 1.0])
+        e = self.exponent - 1.0
+        gx = math.copysign(abs(sx / m) ** e, sx) / ax
+        gy = math.copysign(abs(sy / m) ** e, sy) / ay
+        gz = math.copysign(abs(sz / m) ** e, sz) / az
+        norm = math.sqrt(gx * gx + gy * gy + gz * gz)
+        return np.array([gx / norm, gy / norm, gz / norm])
 
     # --- core gauge -----------------------------------------------------------------------
     def _axes_for(self, p):

@@ -25,6 +25,8 @@ second difference is within the per-DOF limits (checked on the exact samples sen
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from hil_core.planner.ellipsoid import ModifiedEllipsoid
@@ -88,10 +90,11 @@ class CompliantRecovery:
         """Seed 001 eq. 9-14: normal spring-damper + tangential damper (before limits).
         Zero velocity needs no special case here (v_t = 0, only the spring acts); the seed's unit
         tangent n_t is never formed, so a vanishing v_t cannot divide by zero."""
-        n_e = self.soft.normal(p_local)
-        r = np.linalg.norm(p_local)
+        n_e = self.soft.normal_point(p_local)
+        r = math.sqrt(float(p_local[0]) ** 2 + float(p_local[1]) ** 2 + float(p_local[2]) ** 2)
         u = p_local / r if r > 0.0 else n_e
-        dr_n = float(np.dot(p_local - (1.0 - self.inset) * self.soft.radius(u) * u, n_e))
+        r_e = 1.0 / self.soft.level_point(u)
+        dr_n = float(np.dot(p_local - (1.0 - self.inset) * r_e * u, n_e))
         v_n = float(np.dot(v, n_e))
         v_t = v - v_n * n_e
         return -(self.c_n * v_n + self.k_n * dr_n) * n_e - self.c_t * v_t
@@ -103,10 +106,10 @@ class CompliantRecovery:
         v = self.v[:3]
         a = self.field_acceleration(p, v)
         speed = float(np.linalg.norm(v))
-        h = float(self.soft.level(p))
+        h = self.soft.level_point(p)
         clearance = (self.k - h) * self.soft.min_radius
         stopping = speed * speed / (2.0 * self.a_brake) + 2.0 * speed * dt
-        outward = float(np.dot(v, self.soft.normal(p))) > 0.0
+        outward = float(np.dot(v, self.soft.normal_point(p))) > 0.0
         self.braking = outward and clearance <= self.brake_margin * stopping
         if self.braking:
             a = -v / speed * self.a_brake * np.sqrt(3.0)      # scaled back to the per-DOF limits below
@@ -118,7 +121,7 @@ class CompliantRecovery:
         self.x = np.concatenate([p_new, r_new])
         self.v = np.concatenate([v_new, w_new])
         self.steps += 1
-        level = float(self.soft.level(p_new - self.centre))
+        level = self.soft.level_point(p_new - self.centre)
         self.max_level = max(self.max_level, level)
         return self.x.copy(), level <= 1.0
 
