@@ -5,3 +5,7 @@ Modules: ``params`` (YAML), ``kinematics`` (eq. 1-20 with derivatives), ``dynami
 nonlinear integrator eq. 29-35), ``gcode`` + ``trajectory`` (G-code path at the control rate),
 ``tracking`` (one control cycle and the closed-loop simulation).
 """
+
+# Joint names shared by the mock drives, the controller and the kinematics node: leg lengths
+# l_1..l_3 (m, absolute, eq. 3) then table tilt theta_4 and rotary theta_5 (rad, eq. 17).
+JOINT_NAMES = ('hybrid5_leg_1', 'hybrid5_leg_2', 'hybrid5_leg_3', 'hybrid5_table_tilt', 'hybrid5_table_rotary')

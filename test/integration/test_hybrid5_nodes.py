@@ -1,0 +1,199 @@
+"""hybrid5 over real DDS: mock drives (lockstep by arrival, /clock owned, braking on bad
+commands), the hybrid_controller (mode-aware via /hil/frame, events, bad input, lifecycle)
+and the kinematics node with ``robot: hybrid5``. The test plays the supervisor's frame gate."""
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PoseStamped
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, Header
+
+from hil_core.hybrid5 import JOINT_NAMES, dynamics as dyn, kinematics as kin
+from hil_core.hybrid5.params import load_params
+from hil_nodes import qos, topics
+from hil_nodes.convert import stamp_to_ns
+from hil_nodes.hybrid_controller import HybridControllerNode
+from hil_nodes.kinematics import KinematicsNode
+from hil_sim.mock_hybrid5 import MockHybrid5Node
+
+P = load_params()
+P0 = np.array([0.0, 0.0, 0.85])
+
+
+def overrides(**d):
+    return [Parameter(k, value=v) for k, v in d.items()]
+
+
+def static_effort(p):
+    """Leg forces that hold the plant still: J^-T grad V with grad V by finite differences."""
+    pl, h = P.plant, 1e-7
+    grad = np.array([(dyn.potential(p + h * e, P.R, pl.m_p, pl.m_s, pl.q_g)
+                      - dyn.potential(p - h * e, P.R, pl.m_p, pl.m_s, pl.q_g)) / (2 * h) for e in np.eye(3)])
+    return np.r_[np.linalg.solve(kin.jacobian(p, P.R).T, grad), 0.0, 0.0]
+
+
+class MockRig:
+    def __init__(self, ros, **params):
+        d = dict(lockstep=True, lockstep_timeout=5.0, status_period=0.1)
+        d.update(params)
+        self.ros = ros
+        self.node = ros.add_node(MockHybrid5Node(context=ros.context, parameter_overrides=overrides(**d)))
+        self.js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(True, depth=5000))
+        self.diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
+        self.pub = ros.node.create_publisher(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS, qos.command())
+        ros.bring_up('mock_hybrid5')
+        ros.wait_for_subscribers(topics.HYBRID_EFFORT_COMMANDS)
+        ros.spin_until(lambda: self.js, 10, 'first joint state')
+
+    def send(self, values):
+        t = stamp_to_ns(self.js[-1].header.stamp)
+        self.pub.publish(Float64MultiArray(data=[float(v) for v in values]))
+        self.ros.spin_until(lambda: stamp_to_ns(self.js[-1].header.stamp) > t, 10, 'next frame')
+        return self.js[-1]
+
+    def errors(self):
+        return [s.message for a in self.diag for s in a.status if s.hardware_id == 'mock_hybrid5' and s.level == b'\x02']
+
+
+def test_mock_lockstep_frames_and_holding_effort(ros):
+    rig = MockRig(ros)
+    first = rig.js[-1]
+    assert stamp_to_ns(first.header.stamp) == 0 and list(first.name) == list(JOINT_NAMES)
+    np.testing.assert_allclose(first.position[:3], kin.inverse(P0, P.R), atol=P.plant.encoder_leg)
+    ros.spin_for(0.3)
+    assert all(stamp_to_ns(m.header.stamp) == 0 for m in rig.js)       # no command: time stands still
+    u = static_effort(P0)
+    for k in range(1, 201):
+        js = rig.send(u)
+        assert stamp_to_ns(js.header.stamp) == k * 100_000              # 100 us frames
+    np.testing.assert_allclose(js.position[:3], first.position[:3], atol=3 * P.plant.encoder_leg)
+
+
+@pytest.mark.parametrize('bad', [[0.0] * 4, [0.0, np.nan, 0, 0, 0], [1e7, 0, 0, 0, 0]])
+def test_mock_rejects_bad_commands_and_brakes_without_a_jump(ros, bad):
+    rig = MockRig(ros)
+    push = static_effort(P0) + np.array([150.0, -80.0, 0.0, 3.0, 2.0])  # accelerate every joint
+    for _ in range(300):
+        rig.send(push)
+    v0 = np.abs(rig.js[-1].velocity)
+    assert v0.min() > 1e-4
+    for _ in range(1500):
+        rig.send(bad)
+    ros.spin_until(lambda: any('rejected' in m for m in rig.errors()), 10, 'rejection diagnostic')
+    pos = np.array([m.position for m in rig.js[-1501:]])
+    vel = np.array([m.velocity for m in rig.js[-1501:]])
+    assert np.all(np.abs(vel[-1]) < 0.2 * v0 + 1e-5)                      # braked to rest
+    assert np.abs(np.diff(pos, axis=0)).max() < 1e-4                      # 0.1 mm per frame at most
+    assert np.abs(np.diff(vel, axis=0)).max() < 0.01
+    rig.send(push)
+    assert rig.node._problem is None and not rig.node.braking             # a valid command resumes
+
+
+class Loop:
+    """mock + controller + the test as frame gate (mode chosen by the test)."""
+
+    def __init__(self, ros, **ctl_params):
+        self.ros, self.mode = ros, 'IDLE'
+        d = dict(lockstep=True, lockstep_timeout=5.0, status_period=0.1)
+        self.mock_node = ros.add_node(MockHybrid5Node(context=ros.context, parameter_overrides=overrides(**d)))
+        cp = dict(lockstep=True, diagnostic_interval=0.1)
+        cp.update(ctl_params)
+        self.ctl = ros.add_node(HybridControllerNode(context=ros.context, parameter_overrides=overrides(**cp)))
+        self.frames = ros.node.create_publisher(Header, topics.HIL_FRAME, qos.stream(True))
+        self.js = []
+        ros.node.create_subscription(JointState, topics.JOINT_STATES, self._gate, qos.stream(True, depth=5000))
+        self.events = ros.collect(DiagnosticArray, topics.HIL_EVENTS, qos.command(depth=100))
+        self.refs = ros.collect(JointState, topics.HYBRID_REFERENCE, qos.stream(True, depth=50000))
+        ros.bring_up('hybrid_controller')
+        ros.bring_up('mock_hybrid5')
+
+    def _gate(self, msg):
+        self.js.append(msg)
+        self.frames.publish(Header(stamp=msg.header.stamp, frame_id=self.mode))
+
+    def run_until(self, pred, timeout=60.0, what='condition'):
+        self.ros.spin_until(pred, timeout, what)
+
+    def event_names(self):
+        return [s.name for a in self.events for s in a.status]
+
+
+def test_controller_modes_events_tracking_and_fault_brake(ros):
+    loop = Loop(ros)
+    loop.run_until(lambda: len(loop.js) > 20, 30, 'lockstep frames')
+    loop.mode = 'HOMING'
+    loop.run_until(lambda: 'synchronized' in loop.event_names(), 60, 'homed + synchronized')
+    assert loop.event_names()[:2] == ['homed', 'synchronized']
+    loop.mode = 'RUNNING'                                   # the supervisor mirrors the progress
+    n0 = len(loop.js)
+    loop.run_until(lambda: len(loop.js) > n0 + 1500, 120, '1500 running frames')
+    js = {stamp_to_ns(m.header.stamp): np.array(m.position) for m in loop.js}
+    err = [np.abs(np.array(r.position[:3]) - js[stamp_to_ns(r.header.stamp)][:3]).max()
+           for r in loop.refs[-1400:] if stamp_to_ns(r.header.stamp) in js]
+    moved = np.abs(np.array(loop.refs[-1].position[:3]) - np.array(loop.refs[0].position[:3])).max()
+    assert moved > 1e-4 and max(err) < 10e-6                 # the path moves; legs track to < 10 um
+    loop.mode = 'FAULT'
+    n1 = len(loop.refs)
+    loop.run_until(lambda: len(loop.refs) > n1 + 1500, 120, 'braking frames')
+    v = np.array([r.velocity for r in loop.refs[n1:]])
+    assert np.abs(v[-1]).max() < 1e-9                         # at rest, held
+    assert np.abs(np.diff(v, axis=0)).max() < 2e-3            # decelerated, no jump
+    assert 'fault' not in loop.event_names() and loop.mock_node.late_commands == 0
+
+
+def test_controller_bad_joint_states_and_unassembled_legs(ros):
+    ctl = ros.add_node(HybridControllerNode(context=ros.context, parameter_overrides=overrides(lockstep=True)))
+    eff = ros.collect(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS, qos.command(depth=50))
+    events = ros.collect(DiagnosticArray, topics.HIL_EVENTS, qos.command(depth=50))
+    diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
+    js_pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, qos.stream(True))
+    fr_pub = ros.node.create_publisher(Header, topics.HIL_FRAME, qos.stream(True))
+    ros.bring_up('hybrid_controller')
+    ros.wait_for_subscribers(topics.JOINT_STATES)
+    ros.wait_for_subscribers(topics.HIL_FRAME)
+    good = list(kin.inverse(P0, P.R)) + [0.0, 0.0]
+
+    def frame(k, pos, names=JOINT_NAMES):
+        stamp = Header(stamp=ros.node.get_clock().now().to_msg()).stamp
+        stamp.sec, stamp.nanosec = 0, k * 100_000
+        js_pub.publish(JointState(header=Header(stamp=stamp), name=list(names), position=[float(x) for x in pos]))
+        fr_pub.publish(Header(stamp=stamp, frame_id='IDLE'))
+
+    frame(1, good)
+    ros.spin_until(lambda: len(eff) == 1, 10, 'effort of a good frame')
+    frame(2, [np.nan] + good[1:])                                  # NaN
+    frame(3, good[:4], JOINT_NAMES[:4])                            # a joint missing
+    ros.spin_until(lambda: ctl.counters['bad_joint_states'] == 2, 10, 'bad joint states counted')
+    ros.spin_until(lambda: any('unusable' in s.message for a in diag for s in a.status), 10, 'diagnostic')
+    frame(4, [0.01, 1.0, 1.0, 0.0, 0.0])                           # legs that cannot meet
+    ros.spin_until(lambda: any(s.name == 'fault' for a in events for s in a.status), 10, 'fault event')
+    assert len(eff) == 1 and all(np.all(np.isfinite(m.data)) for m in eff)   # nothing unsafe sent
+
+
+def test_controller_refuses_a_bad_program(ros, tmp_path):
+    bad = tmp_path / 'bad.nc'
+    bad.write_text('G21 G90\nG1 X1 F100\nG2 X5 Y0 I1 J0\n')
+    ros.add_node(HybridControllerNode(context=ros.context, parameter_overrides=overrides(gcode_file=str(bad))))
+    diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
+    assert not ros.change_state('hybrid_controller', 'configure')
+    ros.spin_until(lambda: any('line 3' in s.message for a in diag for s in a.status), 10, 'line number')
+
+
+def test_kinematics_node_hybrid5_fk(ros):
+    ros.add_node(KinematicsNode(context=ros.context, parameter_overrides=overrides(robot='hybrid5')))
+    poses = ros.collect(PoseStamped, topics.KINEMATICS_TCP_POSE, qos.stream(False))
+    pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, qos.stream(False))
+    ros.bring_up('kinematics')
+    ros.wait_for_subscribers(topics.JOINT_STATES)
+    p = np.array([0.03, -0.02, 0.9])
+    msg = JointState(name=list(JOINT_NAMES), position=[*kin.inverse(p, P.R).tolist(), 0.1, 0.2])
+    msg.header.stamp.nanosec = 100_000
+
+    def got():
+        pub.publish(msg)
+        return poses
+    ros.spin_until(got, 10, 'tcp pose')
+    q = poses[-1].pose
+    np.testing.assert_allclose([q.position.x, q.position.y, q.position.z], p, atol=1e-12)
+    assert q.orientation.w == 1.0 and poses[-1].header.frame_id == 'hybrid5_base'
