@@ -35,11 +35,12 @@ from hil_nodes import convert, qos, topics
 from hil_nodes.base import ERROR, OK, STALE, WARN, HilLifecycleNode, Param
 from hil_nodes.runner import main_for
 
-ROBOTS = ('hexaslide_scaled', 'hexaslide_full', 'iiwa14')
+ROBOTS = ('hexaslide_scaled', 'hexaslide_full', 'iiwa14', 'hybrid5')
 REPO = pathlib.Path(__file__).resolve().parents[3]
 DEFAULT_URDF = {'hexaslide_scaled': 'urdf/hexafloat_scaled.urdf', 'hexaslide_full': 'urdf/hexafloat_full.urdf',
-                'iiwa14': 'urdf/iiwa14.urdf'}
-DEFAULT_FRAME = {'hexaslide_scaled': 'hexapod_base', 'hexaslide_full': 'hexapod_base', 'iiwa14': 'iiwa_link_0'}
+                'iiwa14': 'urdf/iiwa14.urdf', 'hybrid5': 'urdf/hybrid5.urdf'}
+DEFAULT_FRAME = {'hexaslide_scaled': 'hexapod_base', 'hexaslide_full': 'hexapod_base', 'iiwa14': 'iiwa_link_0',
+                 'hybrid5': 'hybrid5_base'}
 
 
 def _resolve(path: str) -> pathlib.Path:
@@ -95,6 +96,34 @@ class _Iiwa:
         pass
 
 
+class _Hybrid5:
+    """Adapter for the hybrid robot's parallel manipulator (hil_core.hybrid5, seed 003 eq. 7,
+    12-15): closed-form FK/IK of the three legs; the platform orientation is fixed (eq. 16).
+    ``geometry_file`` = its parameters yaml ('' = config/hybrid5.yaml). The table joints in
+    /joint_states are ignored (its kinematics, eq. 17-20, is the identity on the angles)."""
+
+    def __init__(self, p):
+        from hil_core.hybrid5 import JOINT_NAMES, kinematics
+        from hil_core.hybrid5.params import load_params
+        self.kin, self.R = kinematics, load_params(_resolve(p.geometry_file) if p.geometry_file else None).R
+        self.joint_names = list(JOINT_NAMES[:3])
+        self.geom = None                   # no leg markers for this robot
+
+    def fk(self, q):
+        x = self.kin.forward(np.asarray(q, float), self.R)   # ValueError when the legs do not meet
+        return np.r_[x, 0.0, 0.0, 0.0, 1.0], ''
+
+    fk_query_solve = fk
+
+    def ik(self, pose):
+        if np.max(np.abs(np.asarray(pose[3:6], float))) > 1e-9:
+            return None, 'the platform orientation is fixed (translational manipulator, seed 003 eq. 16)'
+        return self.kin.inverse(np.asarray(pose[:3], float), self.R), ''
+
+    def reset(self):
+        pass
+
+
 class KinematicsNode(HilLifecycleNode):
     """Kinematics node (see module docstring)."""
 
@@ -139,7 +168,7 @@ class KinematicsNode(HilLifecycleNode):
         if not urdf.is_file():
             return f"parameter 'urdf_file': {urdf} not found"
         try:
-            robot = _Iiwa(p) if p.robot == 'iiwa14' else _Hexaslide(p)
+            robot = {'iiwa14': _Iiwa, 'hybrid5': _Hybrid5}.get(p.robot, _Hexaslide)(p)
         except (ValueError, OSError) as exc:
             return f"robot '{p.robot}': {exc}"
         self._built = (robot, p.frame_id or DEFAULT_FRAME[p.robot], urdf.read_text())
