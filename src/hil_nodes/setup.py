@@ -14,6 +14,7 @@ NODES = [
     'timebase',
     'space_plant',
     'planner',
+    'hybrid_controller',
 ]
 
 setup(

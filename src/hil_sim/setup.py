@@ -10,6 +10,7 @@ NODES = [
     'netft_device',
     'mock_iiwa',
     'reference_faults',
+    'mock_hybrid5',
 ]
 
 setup(
