@@ -6,6 +6,12 @@ transition is an asynchronous ``call_async``; a steady timer (running only while
 is in progress) moves on when the answer is in, and gives up on a service that does not
 appear within ``service_timeout`` or a transition not answered within ``transition_timeout``
 (both wall seconds).
+
+A request or its answer can be lost while DDS still matches a freshly started process's
+service endpoints (the service already looks ready to the client). So a transition without
+an answer after ``retry_period`` is not simply waited for: the node's state (from its
+transition events, else asked through ``get_state``) tells whether it was done (accept it),
+never arrived (send it again) or went elsewhere (fail).
 """
 from __future__ import annotations
 
@@ -14,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from lifecycle_msgs.msg import Transition as TransitionMsg
-from lifecycle_msgs.srv import ChangeState
+from lifecycle_msgs.srv import ChangeState, GetState
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
-from hil_core.lifecycle_plan import TARGET_STATE, Step
+from hil_core.lifecycle_plan import SOURCE_STATE, TARGET_STATE, Step
 from hil_nodes import topics
 
 TRANSITION_IDS = {
@@ -52,20 +58,30 @@ class LifecycleDriver:
     """
 
     def __init__(self, node: Node, names, service_timeout: float, transition_timeout: float,
-                 on_state: Callable[[str, str], None], poll_period: float = 0.01):
+                 on_state: Callable[[str, str], None], state_of: Callable[[str], str] = lambda n: 'unknown',
+                 poll_period: float = 0.01):
         self._node = node
         self.service_timeout = float(service_timeout)
         self.transition_timeout = float(transition_timeout)
         self._on_state = on_state
+        self._state_of = state_of
+        # Without an answer after this long, check the node's state and resend if needed.
+        self.retry_period = min(2.0, self.transition_timeout / 3.0)
+        self.resends = 0
+        self._retry_at = 0.0
+        self._resent = False
+        self._call = None              # change_state future of the step in flight
+        self._query = None             # get_state future of the step in flight
         self._clients = {n: node.create_client(ChangeState, topics.lifecycle_service(n, 'change_state'))
                          for n in names}
+        self._state_clients = {n: node.create_client(GetState, topics.lifecycle_service(n, 'get_state'))
+                               for n in names}
         self._steps: list[Step] = []
         self._result: SequenceResult | None = None
         self._stop_on_failure = True
         self._on_done: Callable[[SequenceResult], None] | None = None
         self._phase = 'idle'           # idle | wait_service | call
         self._idle_callbacks: list[Callable[[], None]] = []
-        self._future = None
         self._deadline = 0.0
         self._timer = node.create_timer(poll_period, self._tick,
                                         clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -132,33 +148,79 @@ class LifecycleDriver:
                                          f'{self.service_timeout:g} s')
                         continue
                     return
-                req = ChangeState.Request()
-                req.transition.id = TRANSITION_IDS[step.transition]
-                self._future = client.call_async(req)
+                self._send(step, now)
+                self._resent = False
                 self._phase, self._deadline = 'call', now + self.transition_timeout
-            if self._phase == 'call':
-                if not self._future.done():
-                    if now > self._deadline:
-                        self._clients[step.node].remove_pending_request(self._future)
-                        self._fail(step, f'no answer within {self.transition_timeout:g} s')
-                        continue
-                    return
-                response = self._future.result()
-                self._future = None
-                if response is None or not response.success:
-                    self._fail(step, 'refused or failed by the node')
+            verdict = self._verdict(step, now)
+            if verdict is None:
+                if now > self._deadline:
+                    self._fail(step, f'no answer within {self.transition_timeout:g} s')
                     continue
+                return
+            if verdict == 'ok':
+                self._clear(step)
                 self._result.done.append(str(step))
                 self._on_state(step.node, TARGET_STATE[step.transition])
                 self._steps.pop(0)
                 self._phase = 'idle'
+            else:
+                self._fail(step, verdict)
+
+    def _verdict(self, step: Step, now: float) -> str | None:
+        """'ok', a failure reason, or None (still waiting) for the step in flight."""
+        target = TARGET_STATE[step.transition]
+        if self._call is not None and self._call.done():
+            response, self._call = self._call.result(), None
+            if response is not None and response.success:
+                return 'ok'
+            if not self._resent:
+                return 'refused or failed by the node'
+            self._query_state(step, now)   # a resend refused: did the first request arrive after all?
+        if self._state_of(step.node) == target:
+            return 'ok'                    # its transition event is in: only the answer was lost
+        if self._query is not None and self._query.done():
+            label, self._query = self._query.result().current_state.label, None
+            if label == target:
+                return 'ok'
+            if label == SOURCE_STATE[step.transition]:
+                if not self._resent:       # the request never arrived: send it once more
+                    self._send(step, now)
+                    self._resent = True
+                    self.resends += 1
+                elif self._call is None:   # the resend was refused and nothing changed
+                    return f'refused or failed by the node (node is {label})'
+            elif not label.endswith('ing'):  # not in a transition state: it went elsewhere
+                return f'transition not done (node is {label})'
+        if self._query is None and now >= self._retry_at:
+            self._query_state(step, now)   # no answer yet: ask which state the node is in
+        return None
+
+    def _send(self, step: Step, now: float) -> None:
+        if self._call is not None and not self._call.done():
+            self._clients[step.node].remove_pending_request(self._call)
+        req = ChangeState.Request()
+        req.transition.id = TRANSITION_IDS[step.transition]
+        self._call = self._clients[step.node].call_async(req)
+        self._retry_at = now + self.retry_period
+
+    def _query_state(self, step: Step, now: float) -> None:
+        self._query = self._state_clients[step.node].call_async(GetState.Request())
+        self._retry_at = now + self.retry_period
+
+    def _clear(self, step: Step) -> None:
+        """Forget the requests in flight of ``step`` (late answers are then ignored)."""
+        if self._call is not None and not self._call.done():
+            self._clients[step.node].remove_pending_request(self._call)
+        if self._query is not None and not self._query.done():
+            self._state_clients[step.node].remove_pending_request(self._query)
+        self._call = self._query = None
 
     def _fail(self, step: Step, why: str) -> None:
+        self._clear(step)
         self._result.ok = False
         self._result.failures.append(f'{step.transition} of node {step.node}: {why}')
         self._steps.pop(0)
         self._phase = 'idle'
-        self._future = None
         if self._stop_on_failure:
             self._steps.clear()
 

@@ -117,7 +117,7 @@ class SupervisorNode(Node):
         self.create_timer(self.p.liveness_period, self._check_liveness, clock=self._steady)
         self.create_timer(self.p.diagnostics_period, self._publish_status, clock=self._steady)
         self.driver = LifecycleDriver(self, self.managed, self.p.service_timeout, self.p.transition_timeout,
-                                      self._set_state)
+                                      self._set_state, state_of=lambda n: self.states.get(n, 'unknown'))
         self._publish_mode()
         if self.param_problems:
             self.lifecycle = 'bring_up_failed'
