@@ -132,3 +132,24 @@ def test_killed_node_process_faults_within_one_second_of_sim_time(ros):
     assert not ok and 'victim is dead' in message
     ok, message = trigger(ros, topics.HIL_SHUTDOWN)
     assert 'victim skipped (state dead)' in message and 'deactivate survivor' in message
+
+
+def test_dead_node_coming_back_still_blocks_reset(ros):
+    """Wall-time death (sim time standing still), then the node reappears under the same name:
+    alive again, but its lifecycle state is unknown (a restart), so RESET stays refused."""
+    first, = dummies(ros, ['a'])
+    sup = supervisor(ros, managed_nodes=['a'], heartbeat_timeout_sim=60.0, heartbeat_timeout_wall=1.0,
+                     frame_period=0.05)
+    ros.spin_until(lambda: sup.lifecycle == 'up', 30.0, 'bring-up')
+    ros.executor.remove_node(first)
+    first.destroy_node()                        # no more heartbeats from a
+    wait_mode(ros, sup, 'FAULT', timeout=20.0)
+    assert 'node a is dead' in sup.machine.fault_reason and 'wall time' in sup.machine.fault_reason
+    assert sup.states['a'] == 'dead'
+    ok, message = trigger(ros, topics.HIL_RESET)
+    assert not ok and 'node a is dead' in message
+    dummies(ros, ['a'])                         # "restarted": unconfigured, beating again
+    ros.spin_until(lambda: not sup.liveness.dead(), 20.0, 'heartbeat of the new a')
+    ok, message = trigger(ros, topics.HIL_RESET)
+    assert not ok and 'managed node a is unknown (heartbeat back after death)' in message
+

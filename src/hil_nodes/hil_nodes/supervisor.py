@@ -25,7 +25,7 @@ from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
 from hil_core.lifecycle_plan import bring_up_plan, check_node_list, shutdown_plan
-from hil_core.liveness import LivenessMonitor
+from hil_core.liveness import LivenessMonitor, normalize_name
 from hil_core.modes import Event, HilMode, ModeMachine, Request, Transition
 from hil_core.timing import HIGH_LEVEL_PERIOD
 from hil_nodes import qos, topics
@@ -69,6 +69,7 @@ PARAMS = (
 )
 
 _STOPPABLE = frozenset({HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RUNNING})
+RESTARTED = 'unknown (heartbeat back after death)'   # state label of a node that came back
 
 
 class SupervisorNode(Node):
@@ -205,9 +206,7 @@ class SupervisorNode(Node):
         self.driver.when_idle(lambda: idle.set_result(True))
         self.driver.abort('shutdown requested')
         await idle
-        dead = self.liveness.dead()
-        states = {n: ('dead' if n in dead else s) for n, s in self.states.items()}
-        steps, notes = shutdown_plan(self.managed, states)
+        steps, notes = shutdown_plan(self.managed, self.states)   # dead/restarted nodes skipped
         done = Future()
         self.driver.start('shutdown', steps, done.set_result, stop_on_failure=False)
         result: SequenceResult = await done
@@ -233,12 +232,16 @@ class SupervisorNode(Node):
 
     # --- liveness ---------------------------------------------------------------------------------
     def _on_heartbeat(self, msg: Header) -> None:
-        self.liveness.beat(msg.frame_id, self._sim_now(), self._wall_now())
+        name = normalize_name(msg.frame_id)
+        if self.liveness.beat(name, self._sim_now(), self._wall_now()) and self.states.get(name) == 'dead':
+            # Alive again means restarted: its lifecycle state is not what we last knew.
+            self.states[name] = RESTARTED
 
     def _check_liveness(self) -> None:
         if self.lifecycle in ('shutting_down', 'down'):
             return
-        for _, reason in self.liveness.check(self._sim_now(), self._wall_now()):
+        for name, reason in self.liveness.check(self._sim_now(), self._wall_now()):
+            self.states[name] = 'dead'
             self._fault(reason)
 
     def _blocking_fault(self) -> str:
