@@ -114,3 +114,14 @@ def test_ruckig_respects_limits_on_a_step_and_converges():
     jerk = np.diff(acc, axis=0) / DT
     assert np.abs(jerk).max() < 600.0                              # jerk-limited (discretisation slack)
     assert abs(out[-1, 2] - 0.03) < 1e-6 and lim.failures == 0
+
+
+def test_scalar_pose_dof_maps_match_the_vectorised_ones():
+    from hil_core.planner.dof import dof_to_pose, dof_to_pose_1, pose_to_dof, pose_to_dof_1
+    rng = np.random.default_rng(11)
+    poses = np.concatenate([rng.normal(size=(200, 3)), Rotation.random(200, random_state=12).as_quat()], axis=1)
+    poses[:5, 3:] = [0, 0, 0, 1]
+    poses[5:10, 3:] *= -1.7                      # sign flip and unnormalised quaternions
+    np.testing.assert_allclose([pose_to_dof_1(p) for p in poses], pose_to_dof(poses), atol=1e-13)
+    x = pose_to_dof(poses)
+    np.testing.assert_allclose([dof_to_pose_1(v) for v in x], dof_to_pose(x), atol=1e-15)

@@ -40,7 +40,7 @@ def reference_history(kind, rng, n):
     freq = rng.uniform(0.1, 1.0, 3)
     pos = HOME[:3] + amp * (1 - np.cos(2 * np.pi * freq * t[:, None]))
     rot = rng.uniform(0, 0.08, 3) * (1 - np.cos(2 * np.pi * rng.uniform(0.1, 1.0) * t[:, None]))
-    refs = [np.r_[p, rotvec_to_quat(r)] for p, r in zip(pos, rot)]
+    refs = list(np.concatenate([pos, rotvec_to_quat(rot)], axis=1))
     stamps = list(range(1, n + 1))
     modes = [HilMode.HOMING] * n
     k0 = int(rng.integers(20, n - 20))

@@ -30,6 +30,14 @@ def pose_to_dof_1(pose) -> np.ndarray:
     return np.array([x, y, z, qx * k, qy * k, qz * k])
 
 
+def dof_to_pose_1(x) -> np.ndarray:
+    """``dof_to_pose`` of a single vector in float arithmetic (same exponential map)."""
+    rx, ry, rz = float(x[3]), float(x[4]), float(x[5])
+    angle = math.sqrt(rx * rx + ry * ry + rz * rz)
+    k = math.sin(0.5 * angle) / angle if angle > 1e-8 else 0.5 - angle * angle / 48.0
+    return np.array([float(x[0]), float(x[1]), float(x[2]), rx * k, ry * k, rz * k, math.cos(0.5 * angle)])
+
+
 def dof_to_pose(x):
     x = np.asarray(x, dtype=float)
     return np.concatenate([x[..., :3], rotvec_to_quat(x[..., 3:6])], axis=-1)

@@ -21,7 +21,7 @@ import numpy as np
 from hil_core.modes import Event, HilMode
 from hil_core.planner.asc import AccelerationSaturationControl, RuckigLimiter
 from hil_core.planner.config import PlannerConfig
-from hil_core.planner.dof import dof_to_pose, pose_to_dof, pose_to_dof_1, valid_pose
+from hil_core.planner.dof import dof_to_pose_1, pose_to_dof_1, valid_pose
 from hil_core.planner.recovery import CompliantRecovery, brake_step, plan_blend_home
 from hil_core.planner.sync_ramp import SyncRamp
 
@@ -57,7 +57,7 @@ class TrajectoryPlanner:
         self.soft = ws.soft
         self.k = ws.hard_expansion
         self.centre = np.asarray(ws.soft.centre, dtype=float)
-        self.home = pose_to_dof(np.asarray(ws.home_pose, dtype=float))
+        self.home = pose_to_dof_1(np.asarray(ws.home_pose, dtype=float))
         self.dt = cfg.dt
         self.a_max = np.asarray(cfg.a_max, dtype=float)
         self.v_max = np.asarray(cfg.v_max, dtype=float)
@@ -111,9 +111,9 @@ class TrajectoryPlanner:
         if self.x is None:
             if self.measured is None:
                 return StepResult(None, None, ev, self.phase)
-            self.x = pose_to_dof(self.measured)
+            self.x = pose_to_dof_1(self.measured)
             self.v = np.zeros(6)
-            self.pose = dof_to_pose(self.x)
+            self.pose = dof_to_pose_1(self.x)
         self._apply_mode(mode, ev)
         if future is not None:
             self._look_ahead(future, ev)
@@ -129,7 +129,7 @@ class TrajectoryPlanner:
             ev.append(PlannerEvent('measured_invalid', 'measured TCP pose is not a finite pose: ignored', WARN))
             return
         self.measured = np.asarray(measured, dtype=float)
-        lvl = self.level(pose_to_dof(self.measured))
+        lvl = self.level(self.measured)
         if lvl > self.k and self.phase in _CHECKED:
             self._fault(ev, f'measured TCP beyond the hard limit (level {lvl:.3f} > {self.k:.3f})',
                         point=self.measured[:3])
@@ -300,4 +300,4 @@ class TrajectoryPlanner:
             self._fault(ev, f'commanded pose beyond the hard limit (level {self.level(x):.3f})', point=x[:3])
         self.x = np.asarray(x, dtype=float).copy()
         self.v = v
-        self.pose = pose if pose is not None else dof_to_pose(self.x)
+        self.pose = pose if pose is not None else dof_to_pose_1(self.x)
