@@ -166,3 +166,27 @@ def test_look_ahead_reports_an_exit_before_it_is_commanded():
     assert first_takeover - first_prediction >= 7          # known ~8 frames (20 ms) in advance
     # NaN rows in the buffer are skipped, not a crash
     planner.step(refs[0], 10_000, HilMode.HOMING, future=np.full((3, 7), np.nan))
+
+
+def test_measured_pose_beyond_the_hard_limit_faults_with_a_controlled_stop():
+    planner = TrajectoryPlanner(PlannerConfig(WS, homing_min_duration=0.01, sync_duration=0.01))
+    planner.step(None, None, HilMode.IDLE, measured=HOME)
+    outs = []
+    for k in range(100):                                     # moving at the velocity limit along y
+        ref = np.r_[HOME[:3] + [0, min(0.1 * k * DT, 0.03), 0], HOME[3:]]
+        outs.append(planner.step(ref, k + 1, HilMode.HOMING).pose)
+    assert planner.phase is HilMode.RUNNING and planner.v[1] > 0.05
+    u = np.array([0.0, 0.0, 1.0])
+    beyond = np.r_[HOME[:3] + 1.01 * WS.hard_expansion * WS.soft.radius(u) * u, HOME[3:]]
+    res = planner.step(ref, 1000, HilMode.RUNNING, measured=beyond)
+    assert [e.name for e in res.events] == ['fault'] and res.phase is HilMode.FAULT
+    assert 'hard limit' in res.events[0].message
+    outs.append(res.pose)
+    for k in range(100):
+        outs.append(planner.step(ref, 1001 + k, HilMode.FAULT).pose)
+    x = pose_to_dof(np.array(outs))
+    assert np.all(np.abs(np.diff(x, 2, axis=0)) / DT ** 2 <= planner.a_max + 1e-9)
+    assert np.all(planner.v == 0) and np.array_equal(outs[-1], outs[-2])
+    # a fault is not cleared by more frames; only the supervisor's IDLE (reset) ends it
+    assert planner.step(ref, 2000, HilMode.FAULT).phase is HilMode.FAULT
+    assert planner.step(ref, 2001, HilMode.IDLE).phase is HilMode.IDLE
