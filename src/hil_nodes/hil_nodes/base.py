@@ -127,6 +127,12 @@ class HilLifecycleNode(LifecycleNode):
             ptype = _PARAM_TYPES[p.type]
             if p.default is REQUIRED:
                 self.declare_parameter(p.name, ptype, descriptor)
+            elif isinstance(p.type, str) and len(p.default) == 0:
+                # rclpy would type an empty list as a byte array: declare the array type, then the
+                # empty default unless the parameter files gave a value.
+                self.declare_parameter(p.name, ptype, descriptor)
+                if self._raw_value(p.name) is None:
+                    self.set_parameters([Parameter(p.name, ptype, [])])
             else:
                 self.declare_parameter(p.name, p.default, descriptor)
         self.p = SimpleNamespace()

@@ -6,9 +6,10 @@ iiwa the flange pose comes from pinocchio (``hil_core.iiwa``).
 
 * ``/joint_states`` -> ``/kinematics/tcp_pose`` (PoseStamped, stamp = the joint sample time,
   frame ``frame_id``). No publication, and a (throttled) diagnostic, for: missing or duplicated
-  joint names, name/position count mismatch, NaN/inf positions, zero or non-increasing stamps
-  (a repeated stamp is counted silently: the lockstep mock repeats t_0 before the first
-  command), FK non-convergence (the warm start then stays at the last good estimate).
+  joint names, name/position count mismatch, NaN/inf positions, decreasing stamps, FK
+  non-convergence (the warm start then stays at the last good estimate). A repeated stamp is
+  counted silently (the lockstep mock repeats t_0 before the first command); a zero stamp is
+  valid (simulated time starts at 0).
 * queries with standard messages (topic pairs, correlation by ``header.stamp``):
   FK: JointState on ``/kinematics/forward/request`` -> PoseStamped on ``.../response``;
   IK: PoseStamped on ``/kinematics/inverse/request`` -> JointState on ``.../response``.
@@ -154,7 +155,7 @@ class KinematicsNode(HilLifecycleNode):
         self._last_warn: dict[str, float] = {}
         self.counters = dict.fromkeys(('published', 'malformed', 'bad_stamp', 'repeated_stamp', 'fk_failed',
                                        'fk_queries', 'ik_queries', 'query_errors'), 0)
-        self._last_stamp = 0
+        self._last_stamp = -1   # no sample yet: sim time starts at 0, a zero stamp is valid
         self._last_marker = -math.inf
         self._built = None
         self._stale_timer = None
@@ -204,7 +205,7 @@ class KinematicsNode(HilLifecycleNode):
 
     def activate_node(self) -> None:
         self.robot.reset()                 # cold start from home: converges everywhere (tested)
-        self._last_stamp = 0
+        self._last_stamp = -1   # no sample yet: sim time starts at 0, a zero stamp is valid
         self._last_marker = -math.inf
         self._last_input = time.monotonic()
         self._stale = False
@@ -249,11 +250,11 @@ class KinematicsNode(HilLifecycleNode):
         except ValueError as exc:
             self._problem('malformed', ERROR, f'malformed joint state: {exc}', stamp=stamp)
             return
-        if stamp == self._last_stamp and stamp > 0:
+        if stamp == self._last_stamp:
             self.counters['repeated_stamp'] += 1
             return
-        if stamp <= self._last_stamp:
-            self._problem('bad_stamp', WARN, 'joint state with zero or out-of-order stamp ignored',
+        if stamp < self._last_stamp:
+            self._problem('bad_stamp', WARN, 'joint state with out-of-order stamp ignored',
                           stamp=stamp, last=self._last_stamp)
             return
         try:

@@ -2,8 +2,12 @@
 
 * ``latched()``: transient-local, reliable, depth 1 (mode, robot description), like a latched topic.
 * ``stream(reliable)``: high-rate streams. Real time: sensor-data QoS (best effort, keep last).
-  Lockstep: reliable keep-last, because a lockstep run must not lose a frame to stay
-  deterministic. A reliable publisher also serves best-effort subscribers (rviz, ros2 topic echo).
+  Lockstep: reliable keep-last and transient-local, because a lockstep run must not lose a
+  frame to stay deterministic: reliable so no frame is dropped in flight, transient-local so a
+  subscriber that matches late (DDS discovery takes 0.25-2.3 s) still gets the first frame (t_0),
+  which is published only once and without which the chain would never start. Such a publisher
+  also serves volatile and best-effort subscribers (rviz, ros2 topic echo); a lockstep stream
+  *subscriber* needs a transient-local publisher, i.e. one that uses this profile too.
 * ``command()``: reliable keep-last 10, the default of ros2_control controllers' command topics.
 """
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
@@ -16,12 +20,12 @@ def latched(depth: int = 1) -> QoSProfile:
                       durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def stream(reliable: bool, depth: int = 50) -> QoSProfile:
+def stream(reliable: bool, depth: int = 20) -> QoSProfile:
     if not reliable:
         return qos_profile_sensor_data
     return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
                       reliability=ReliabilityPolicy.RELIABLE,
-                      durability=DurabilityPolicy.VOLATILE)
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def command(depth: int = 10) -> QoSProfile:

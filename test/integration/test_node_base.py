@@ -1,0 +1,42 @@
+"""The lifecycle node base: parameter validation names the parameter, online changes follow the
+lifecycle state, empty array defaults keep their type, heartbeats flow."""
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.parameter import Parameter
+from std_msgs.msg import Header
+
+from hil_nodes.base import REQUIRED, HilLifecycleNode, Param
+
+
+class Demo(HilLifecycleNode):
+    PARAMS = (Param('gain', float, 1.0, 'a gain', range=(0.0, 10.0)),
+              Param('rate', float, 2.0, 'a dynamic rate', range=(0.1, 5.0), dynamic=True),
+              Param('ip', str, REQUIRED, 'sensor address'),
+              Param('names', 'str[]', [], 'optional names'))
+
+    def __init__(self, node_name='demo', **kwargs):
+        super().__init__(node_name, **kwargs)
+
+
+def _messages(diags):
+    return [s.message for d in diags for s in d.status]
+
+
+def test_parameters_validated_by_name_and_online_changes_follow_the_state(ros):
+    node = ros.add_node(Demo(context=ros.context, parameter_overrides=[Parameter('gain', value=11.0)]))
+    diags = ros.collect(DiagnosticArray, '/diagnostics')
+    beats = ros.collect(Header, '/hil/heartbeat')
+    assert not ros.change_state('demo', 'configure')
+    ros.spin_until(lambda: any("'gain'" in m for m in _messages(diags)), 10, 'gain named')
+    node.set_parameters([Parameter('gain', value=1.5)])
+    assert not ros.change_state('demo', 'configure')
+    ros.spin_until(lambda: any("'ip' is required" in m for m in _messages(diags)), 10, 'ip named')
+    node.set_parameters([Parameter('ip', value='10.0.0.2')])
+    assert ros.change_state('demo', 'configure') and node.p.gain == 1.5 and node.p.names == []
+    assert node.set_parameters([Parameter('names', value=['a'])])[0].successful and node.p.names == ['a']
+    assert ros.change_state('demo', 'activate')
+    refused = node.set_parameters([Parameter('gain', value=2.0)])[0]
+    assert not refused.successful and 'inactive' in refused.reason and node.p.gain == 1.5
+    assert node.set_parameters([Parameter('rate', value=3.0)])[0].successful and node.p.rate == 3.0
+    out_of_range = node.set_parameters([Parameter('rate', value=9.0)])[0]
+    assert not out_of_range.successful and "'rate'" in out_of_range.reason and node.p.rate == 3.0
+    ros.spin_until(lambda: len([b for b in beats if b.frame_id == '/demo']) >= 3, 10, 'heartbeats')
