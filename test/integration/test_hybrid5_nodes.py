@@ -39,7 +39,7 @@ class MockRig:
         d.update(params)
         self.ros = ros
         self.node = ros.add_node(MockHybrid5Node(context=ros.context, parameter_overrides=overrides(**d)))
-        self.js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(True, depth=5000))
+        self.js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(d['lockstep'], depth=5000))
         self.diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
         self.pub = ros.node.create_publisher(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS, qos.command())
         ros.bring_up('mock_hybrid5')
@@ -197,3 +197,10 @@ def test_kinematics_node_hybrid5_fk(ros):
     q = poses[-1].pose
     np.testing.assert_allclose([q.position.x, q.position.y, q.position.z], p, atol=1e-12)
     assert q.orientation.w == 1.0 and poses[-1].header.frame_id == 'hybrid5_base'
+
+
+def test_mock_real_time_advances_and_holds_without_commands(ros):
+    rig = MockRig(ros, lockstep=False, time_scale=0.5)
+    ros.spin_until(lambda: stamp_to_ns(rig.js[-1].header.stamp) > 20_000_000, 30, 'sim time advancing')
+    q = np.array(rig.js[-1].position[:3])
+    np.testing.assert_allclose(q, kin.inverse(P0, P.R), atol=2e-6)   # the drives hold: nothing falls

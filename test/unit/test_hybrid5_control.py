@@ -2,8 +2,9 @@
 
 The closed-loop tests simulate an excerpt of the AGH path at 2 m/min, pieces of the letters
 joined without rapids (the apex of the A in XY, a quarter of the G's arc in the ZX plane, a
-corner of the H in the YZ plane, a table tilt/turn and back) at 10 kHz with one fixed plant step per control cycle; the whole AGH
-path runs in bench/hybrid5.py (too long for a unit test in Python).
+corner of the H in the YZ plane, a table tilt/turn and back) at 10 kHz with one fixed plant
+step per control cycle; the whole AGH path runs in ``bench/hybrid5.py --full`` (too long for a
+unit test in Python).
 """
 import dataclasses
 

@@ -89,20 +89,22 @@ class MockHybrid5Node(HilLifecycleNode):
         self.prm = load_params(p.params_file or None)
         kin.forward(kin.inverse(np.asarray(p.initial_position), self.prm.R), self.prm.R)  # reachable
         self.plant = dyn.Plant(self.prm, p.initial_position, p.initial_table, p.frame_period, p.substeps)
+        w = 2 * np.pi * p.brake_bandwidth
+        mass = np.array([*BRAKE_MASS, self.prm.plant.J44, self.prm.plant.J55])
+        self._kp, self._kd = mass * w * w, mass * 2 * 0.9 * w
         self.frame_ns = int(round(p.frame_period * 1e9))
         self.start_ns = int(round(p.start_time * 1e9))
         self.k = 0
         self.started = False
         self.awaiting = True
         self.effort = np.zeros(5)
+        self.applied = np.zeros(5)
         self.braking = False
+        self._start_brake()            # held by the drives until the first valid command
         self.last_cmd_k = 0
         self.frames = self.late_commands = self.rejected_commands = 0
         self._late_since_status = 0
         self._problem = None
-        w = 2 * np.pi * p.brake_bandwidth
-        mass = np.array([*BRAKE_MASS, self.prm.plant.J44, self.prm.plant.J55])
-        self._kp, self._kd = mass * w * w, mass * 2 * 0.9 * w
         self._clock_pub = self.create_lifecycle_publisher(ClockMsg, topics.CLOCK, qos.stream(True))
         self._js_pub = self.create_lifecycle_publisher(JointState, topics.JOINT_STATES, self.stream_qos())
         self._sub = self.create_subscription(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS, self._on_command,
@@ -218,7 +220,7 @@ class MockHybrid5Node(HilLifecycleNode):
         js.header.stamp = stamp
         js.position = q.tolist()
         js.velocity = v.tolist()
-        js.effort = getattr(self, 'applied', np.zeros(5)).tolist()
+        js.effort = self.applied.tolist()
         self._js_pub.publish(js)
         self._frame_wall = time.monotonic()
         self.awaiting = True

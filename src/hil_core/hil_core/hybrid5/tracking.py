@@ -24,12 +24,12 @@ from .trajectory import PathTrajectory
 class CycleOut:
     F: np.ndarray                  # leg forces (3,)
     tau: np.ndarray                # table torques (2,)
-    l_d: np.ndarray                # desired leg lengths, velocities, accelerations (3,) each
-    v_d: np.ndarray
-    a_d: np.ndarray
-    th_d: np.ndarray               # desired table angles, rates, accelerations (2,) each
-    w_d: np.ndarray
-    e_d: np.ndarray
+    l_d: list                      # desired leg lengths, velocities, accelerations (3 each)
+    v_d: list
+    a_d: list
+    th_d: list                     # desired table angles, rates, accelerations (2 each)
+    w_d: list
+    e_d: list
     p_d: np.ndarray                # desired platform position (3,)
     e_leg: np.ndarray = field(default_factory=lambda: np.zeros(3))
     e_table: np.ndarray = field(default_factory=lambda: np.zeros(2))
