@@ -171,13 +171,42 @@ def test_controller_bad_joint_states_and_unassembled_legs(ros):
     assert len(eff) == 1 and all(np.all(np.isfinite(m.data)) for m in eff)   # nothing unsafe sent
 
 
-def test_controller_refuses_a_bad_program(ros, tmp_path):
+@pytest.mark.parametrize('params, says', [
+    (dict(gcode_file='BAD'), 'line 3'),                         # arc end off its circle
+    (dict(params_file='/nonexistent/hybrid5.yaml'), 'No such file'),
+    (dict(params_file='MISSING'), "missing 'control'"),
+    (dict(home=[0.0, 0.0, -0.5, 0.0, 0.0]), 'below the base plane'),   # not on the z > 0 branch
+])
+def test_controller_refuses_bad_configuration(ros, tmp_path, params, says):
     bad = tmp_path / 'bad.nc'
     bad.write_text('G21 G90\nG1 X1 F100\nG2 X5 Y0 I1 J0\n')
-    ros.add_node(HybridControllerNode(context=ros.context, parameter_overrides=overrides(gcode_file=str(bad))))
+    missing = tmp_path / 'missing.yaml'
+    missing.write_text('geometry: {R: 0.6, h: 0.05, work_origin: [0, 0, 0.85]}\n')
+    params = {k: {'BAD': str(bad), 'MISSING': str(missing)}.get(v, v) if isinstance(v, str) else v
+              for k, v in params.items()}
+    ros.add_node(HybridControllerNode(context=ros.context, parameter_overrides=overrides(**params)))
     diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
     assert not ros.change_state('hybrid_controller', 'configure')
-    ros.spin_until(lambda: any('line 3' in s.message for a in diag for s in a.status), 10, 'line number')
+    ros.spin_until(lambda: any(says in s.message for a in diag for s in a.status), 10, says)
+
+
+def test_controller_real_time_ignores_out_of_order_stamps(ros):
+    ctl = ros.add_node(HybridControllerNode(context=ros.context, parameter_overrides=overrides(lockstep=False)))
+    eff = ros.collect(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS, qos.command(depth=50))
+    js_pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, qos.stream(False))
+    fr_pub = ros.node.create_publisher(Header, topics.HIL_FRAME, qos.stream(False))
+    ros.bring_up('hybrid_controller')
+    ros.wait_for_subscribers(topics.JOINT_STATES)
+    ros.wait_for_subscribers(topics.HIL_FRAME)
+    good = [*kin.inverse(P0, P.R).tolist(), 0.0, 0.0]
+    ros.spin_until(lambda: fr_pub.publish(Header(frame_id='IDLE')) or ctl.mode == 'IDLE', 10, 'mode known')
+    for ns in (300_000, 200_000, 400_000):                        # the 200 us sample comes late
+        msg = JointState(name=list(JOINT_NAMES), position=good)
+        msg.header.stamp.nanosec = ns
+        js_pub.publish(msg)
+        ros.spin_until(lambda: ctl.counters['cycles'] + ctl.counters['bad_stamps'] >= 1 + (ns != 300_000)
+                       + (ns == 400_000), 10, f'sample {ns}')
+    assert ctl.counters['cycles'] == 2 and ctl.counters['bad_stamps'] == 1 and len(eff) >= 1
 
 
 def test_kinematics_node_hybrid5_fk(ros):

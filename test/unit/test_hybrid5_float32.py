@@ -25,3 +25,28 @@ def test_float32_errors_over_the_agh_path_within_the_seed_bounds():
     for i in (4, 5):
         assert 0 < err[f'dtheta{i}'] < 10e-6     # rad
     assert err['dp'] < 2e-6
+
+
+def test_parameter_file_problems_are_named():
+    import copy
+
+    import pytest
+    import yaml
+
+    from hil_core.hybrid5.params import from_dict
+    good = yaml.safe_load((AGH.parents[1] / 'hybrid5.yaml').read_text())
+    from_dict(good)
+    cases = [(('plant', 'm_p'), None, 'm_p'), (('plant', 'm_p'), float('nan'), 'm_p'),
+             (('control', 'legs', 'Kp'), -1.0, 'Kp'), (('geometry', 'R'), 0.0, 'R > 0'),
+             (('trajectory', 'j_max'), 0.0, 'trajectory'), (('control',), None, 'control')]
+    for keys, value, what in cases:
+        d = copy.deepcopy(good)
+        node = d
+        for k in keys[:-1]:
+            node = node[k]
+        if value is None:
+            del node[keys[-1]]
+        else:
+            node[keys[-1]] = value
+        with pytest.raises(ValueError, match=what):
+            from_dict(d)

@@ -87,7 +87,8 @@ class MockHybrid5Node(HilLifecycleNode):
     def configure_node(self) -> None:
         p = self.p
         self.prm = load_params(p.params_file or None)
-        kin.forward(kin.inverse(np.asarray(p.initial_position), self.prm.R), self.prm.R)  # reachable
+        if not p.initial_position[2] > 0:
+            raise ValueError("parameter 'initial_position': z must be > 0 (above the leg base points, eq. 15)")
         self.plant = dyn.Plant(self.prm, p.initial_position, p.initial_table, p.frame_period, p.substeps)
         w = 2 * np.pi * p.brake_bandwidth
         mass = np.array([*BRAKE_MASS, self.prm.plant.J44, self.prm.plant.J55])

@@ -85,7 +85,8 @@ class Hybrid5Motion:
         self.dec = np.asarray(fault_deceleration, float)
         if self.dec.shape != (5,) or not np.all(self.dec > 0):
             raise ValueError('fault_deceleration needs 5 positive values (3 legs m/s^2, 2 table rad/s^2)')
-        kin.forward(kin.inverse(self.home[0], self.R), self.R)       # home must be reachable
+        if not (np.all(np.isfinite(self.home[0])) and self.home[0][2] > 0):
+            raise ValueError('home is below the base plane (z must be > 0: the branch of eq. 15)')
         self.sync_cycles = max(1, int(round(sync_time / self.Ts)))
         self.phase = HilMode.IDLE
         self.ref_src = None

@@ -89,6 +89,17 @@ def _build(cls, d: dict, where: str):
 
 
 def from_dict(d: dict) -> Hybrid5Params:
+    """Build and validate; every problem (missing section or key, wrong type, NaN, negative)
+    is a ValueError naming it."""
+    try:
+        return _from_dict(d)
+    except KeyError as exc:
+        raise ValueError(f'hybrid5 parameters: missing {exc}') from exc
+    except (TypeError, AttributeError) as exc:
+        raise ValueError(f'hybrid5 parameters: malformed ({exc})') from exc
+
+
+def _from_dict(d: dict) -> Hybrid5Params:
     g, c = d['geometry'], d['control']
     R, h = float(g['R']), float(g['h'])
     origin = tuple(float(x) for x in g['work_origin'])
