@@ -105,6 +105,26 @@ def timed_cycles(P, path, dtype, n):
     return np.asarray(wall) / 1e3, np.asarray(cpu) / 1e3
 
 
+def timed_parts(P, path, n):
+    """float64 CPU p50 of the three parts of a cycle: trajectory sample, IK with derivatives,
+    the rest (FK + model + both CTMs with integrators)."""
+    ctl = HybridController(P, path, np.float64)
+    ks = np.linspace(0, path.n_cycles - 1, n).astype(int)
+    parts = {'trajectory': [], 'ik_derivatives': [], 'fk_model_ctm': []}
+    clock = time.thread_time_ns
+    for k in ks:
+        c0 = clock()
+        (p, v, a), (g, gd, gdd) = path.sample_cycle(k)
+        c1 = clock()
+        ref = ctl.joint_reference(p, v, a, g, gd, gdd)
+        c2 = clock()
+        ctl.cycle(k, ref[0][0], [0.0, 0.0], ref)
+        c3 = clock()
+        for name, dt in zip(parts, (c1 - c0, c2 - c1, c3 - c2)):
+            parts[name].append(dt / 1e3)
+    return {name: float(np.percentile(v, 50)) for name, v in parts.items()}
+
+
 def main() -> None:
     P = load_params()
     t = P.trajectory
@@ -123,6 +143,8 @@ def main() -> None:
         for tag, arr in (('wall', wall), ('cpu', cpu)):
             print(f'cycle_{name}_{tag}_p50: {np.percentile(arr, 50):.1f} us')
             print(f'cycle_{name}_{tag}_p99: {np.percentile(arr, 99):.1f} us')
+    for name, v in timed_parts(P, path, 4000).items():
+        print(f'part_float64_{name}_cpu_p50: {v:.1f} us')
     ops = count_ops(P, path)
     for k, seed in SEED_TABLE1.items():
         print(f'ops_{k}: {ops.get(k, 0)} ops (seed table 1: {seed})')
