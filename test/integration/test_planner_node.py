@@ -1,6 +1,8 @@
 """planner over DDS: lockstep gate (frame + reference), the whole mode flow with a safety takeover,
 bad input (NaN reference, out-of-order stamps, unknown mode, missing reference, missing kinematics
 pose), FAULT stop, markers, lifecycle and refused parameters."""
+import time
+
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, TwistStamped
@@ -15,9 +17,9 @@ from hil_nodes import qos, topics
 from hil_nodes.convert import array_to_pose, ns_to_stamp, pose_to_array, stamp_to_ns
 from hil_nodes.planner import PlannerNode
 from hil_nodes.system import repo_root
+from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 T_NS = 2_500_000
-RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 BEST_EFFORT = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
 WS = Workspace.load(str(repo_root() / 'config' / 'workspace_hexaslide_scaled.yaml'))
 HOME = np.asarray(WS.home_pose, dtype=float)
@@ -31,18 +33,20 @@ class Rig:
         base.update(params)
         self.ros = ros
         # real time streams are best effort (sensor-data QoS): a reliable reader would not match
-        out_qos = RELIABLE if base['lockstep'] else BEST_EFFORT
+        out_qos = SUB_RELIABLE if base['lockstep'] else BEST_EFFORT
         self.node = ros.add_node(PlannerNode(context=ros.context, parameter_overrides=[
             Parameter(k, value=v) for k, v in base.items()]))
         self.out = ros.collect(PoseStamped, topics.PLANNER_SAFE_REFERENCE, out_qos)
         self.twist = ros.collect(TwistStamped, topics.PLANNER_SAFE_TWIST, out_qos)
         self.hil_events = ros.collect(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
         self.events = ros.collect(DiagnosticArray, topics.PLANNER_EVENTS, qos.command(100))
-        self.diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, RELIABLE)
+        self.diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, SUB_RELIABLE)
         self.markers = ros.collect(MarkerArray, topics.PLANNER_MARKERS, qos.latched())
-        self.frame_pub = ros.node.create_publisher(Header, topics.HIL_FRAME, RELIABLE)
-        self.ref_pub = ros.node.create_publisher(PoseStamped, topics.ADMITTANCE_REFERENCE, RELIABLE)
-        self.meas_pub = ros.node.create_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, RELIABLE)
+        # inputs as their producers publish them (qos.stream: transient-local in lockstep)
+        in_qos = qos.stream(reliable=base['lockstep'])
+        self.frame_pub = ros.node.create_publisher(Header, topics.HIL_FRAME, in_qos)
+        self.ref_pub = ros.node.create_publisher(PoseStamped, topics.ADMITTANCE_REFERENCE, in_qos)
+        self.meas_pub = ros.node.create_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, in_qos)
         self.k = 0
 
     def up(self):
@@ -50,19 +54,35 @@ class Rig:
         for t in (topics.HIL_FRAME, topics.ADMITTANCE_REFERENCE, topics.KINEMATICS_TCP_POSE):
             self.ros.wait_for_subscribers(t)
         self.ros.wait_for_publishers(topics.PLANNER_SAFE_REFERENCE)
+        # discovery is asynchronous (slow on a loaded machine): repeat a harmless message on each
+        # input until the node has seen one, so no single message of the test is lost to it
+        n = self.node
+        self._until_seen(lambda: self.frame_pub.publish(Header(stamp=ns_to_stamp(1), frame_id='IDLE')),
+                         lambda: n.counters['frames'] >= 1, topics.HIL_FRAME)
+        self._until_seen(lambda: self.ref_pub.publish(PoseStamped(pose=array_to_pose(HOME))),
+                         # lockstep: stamp 0 is older than the released warm-up frame: counted stale
+                         lambda: (n.latest_ref is not None) if not n.p.lockstep else n.sync.dropped_stale >= 1,
+                         topics.ADMITTANCE_REFERENCE)
+
+    def _until_seen(self, send, seen, what, timeout=30.0):
+        end = time.monotonic() + timeout
+        while not seen():
+            assert time.monotonic() < end, f'{what}: nothing received within {timeout} s'
+            send()
+            self.ros.spin_for(0.1)
 
     def measured(self, pose):
         msg = PoseStamped(pose=array_to_pose(pose))
         msg.header.stamp = ns_to_stamp((self.k + 1) * T_NS)
-        self.meas_pub.publish(msg)
-        self.ros.spin_until(lambda: self.node.measured is not None, 10, 'measured pose received')
+        self._until_seen(lambda: self.meas_pub.publish(msg), lambda: self.node.measured is not None,
+                         topics.KINEMATICS_TCP_POSE)
 
     def frames(self, mode, refs=None, n=None, expect=True):
         """Publish frames k+1.. (and their references if given) in batches; wait for the outputs."""
         n = len(refs) if refs is not None else n
-        for start in range(0, n, 30):
+        for start in range(0, n, 10):           # well inside the stream QoS depth
             before = len(self.out)
-            batch = range(start, min(n, start + 30))
+            batch = range(start, min(n, start + 10))
             for i in batch:
                 self.k += 1
                 stamp = ns_to_stamp(self.k * T_NS)
@@ -190,7 +210,7 @@ def test_out_of_order_reference_stamps_in_real_time_mode(ros):
 def test_refused_parameters_name_the_problem(ros):
     node = ros.add_node(PlannerNode(context=ros.context, parameter_overrides=[
         Parameter('v_max', value=[2.0, 2.0, 2.0, 1.0, 1.0, 1.0])]))
-    diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, RELIABLE)
+    diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, SUB_RELIABLE)
     assert not ros.change_state('planner', 'configure')
     ros.spin_until(lambda: any('gap' in s.message for d in diags for s in d.status), 10, 'refusal diagnostic')
     assert ros.get_state('planner') == 'unconfigured'

@@ -125,3 +125,18 @@ def test_scalar_pose_dof_maps_match_the_vectorised_ones():
     np.testing.assert_allclose([pose_to_dof_1(p) for p in poses], pose_to_dof(poses), atol=1e-13)
     x = pose_to_dof(poses)
     np.testing.assert_allclose([dof_to_pose_1(v) for v in x], dof_to_pose(x), atol=1e-15)
+
+
+def test_orientation_clamp_against_the_rotations_module():
+    from hil_core.planner.dof import clamp_orientation
+    from hil_core.rotations import quat_to_rpy, rpy_to_quat
+    rng = np.random.default_rng(13)
+    half = (0.087, 0.14, 0.052)
+    for rpy in rng.uniform(-0.5, 0.5, size=(300, 3)):
+        pose = np.r_[0.0, 0.0, 0.15, rpy_to_quat(rpy)]
+        out, clamped = clamp_orientation(pose, half)
+        expected = np.clip(rpy, -np.array(half), half)
+        assert clamped == bool(np.any(np.abs(rpy) > half))
+        np.testing.assert_allclose(quat_to_rpy(out[3:]), expected, atol=1e-12)
+        if not clamped:
+            assert out is pose

@@ -100,8 +100,11 @@ class PlannerNode(HilLifecycleNode):
         pub = self.create_lifecycle_publisher
         self._pose_pub = pub(PoseStamped, topics.PLANNER_SAFE_REFERENCE, stream)
         self._twist_pub = pub(TwistStamped, topics.PLANNER_SAFE_TWIST, stream)
-        self._events_pub = pub(DiagnosticArray, topics.PLANNER_EVENTS, qos.command(100))
-        self._hil_events_pub = pub(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
+        # events: reliable; transient-local in lockstep like every lockstep producer (qos.py), so a
+        # late-matching supervisor still gets them (such a writer also serves volatile readers)
+        events_qos = qos.latched(100) if self.p.lockstep else qos.command(100)
+        self._events_pub = pub(DiagnosticArray, topics.PLANNER_EVENTS, events_qos)
+        self._hil_events_pub = pub(DiagnosticArray, topics.HIL_EVENTS, events_qos)
         self._markers_pub = pub(type(workspace_markers(self.cfg.workspace, self.p.frame_id)), topics.PLANNER_MARKERS,
                                 qos.latched())
         self._io = [self.create_subscription(PoseStamped, topics.ADMITTANCE_REFERENCE, self._on_reference, stream),
@@ -119,9 +122,13 @@ class PlannerNode(HilLifecycleNode):
         self._markers_pub.publish(workspace_markers(self.cfg.workspace, self.p.frame_id))
 
     def deactivate_node(self) -> None:
-        # Outputs stop with the lifecycle publishers; the last published reference is a held pose
-        # (the time-base buffer holds it), so stopping here never makes a jump.
+        # Outputs stop with the lifecycle publishers and the time base holds the last pose. The
+        # supervisor deactivates in IDLE; deactivating while moving is a stop the planner cannot
+        # smooth any more, so it is reported loudly.
         self.pending = {}
+        if self.planner is not None and np.any(self.planner.v):
+            self.get_logger().error('deactivated while moving: the time base now holds the last reference')
+            self.status(ERROR, 'deactivated while moving (phase ' + self.planner.phase.value + ')', **self.counters)
 
     def cleanup_node(self) -> None:
         for sub in self._io:

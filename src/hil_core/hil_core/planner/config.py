@@ -20,17 +20,25 @@ class Workspace:
     soft: ModifiedEllipsoid
     hard_expansion: float
     home_pose: tuple
+    # roll/pitch/yaw half ranges (rad) of the total-orientation workspace: the limits only hold for
+    # orientations inside them, so the planner clamps reference orientations to them
+    orientation_range: tuple | None = None
 
     @classmethod
     def from_dict(cls, d: dict) -> 'Workspace':
         try:
             soft = ModifiedEllipsoid(tuple(d['soft']['semi_axes']), float(d['soft']['exponent']),
                                      tuple(d['centre']))
-            ws = cls(str(d.get('robot', '')), soft, float(d['hard_expansion']), tuple(d['home_pose']))
+            rng = d.get('orientation_range_rpy')
+            ws = cls(str(d.get('robot', '')), soft, float(d['hard_expansion']), tuple(d['home_pose']),
+                     None if rng is None else tuple(float(v) for v in rng))
         except (KeyError, TypeError) as exc:
             raise ValueError(f'workspace description incomplete: missing or bad {exc}') from exc
         if not (np.isfinite(ws.hard_expansion) and ws.hard_expansion > 1.0):
             raise ValueError(f'hard_expansion must be > 1, got {ws.hard_expansion}')
+        if ws.orientation_range is not None and (len(ws.orientation_range) != 3 or not all(
+                np.isfinite(v) and v > 0 for v in ws.orientation_range)):
+            raise ValueError(f'orientation_range_rpy must be 3 positive angles, got {ws.orientation_range}')
         home = np.asarray(ws.home_pose, dtype=float)
         if home.shape != (7,) or not np.all(np.isfinite(home)):
             raise ValueError(f'home_pose must be 7 finite numbers, got {ws.home_pose}')

@@ -53,3 +53,23 @@ def valid_pose(pose) -> bool:
         return False
     n2 = float(p[3] * p[3] + p[4] * p[4] + p[5] * p[5] + p[6] * p[6])
     return 0.25 < n2 < 4.0
+
+
+def clamp_orientation(pose, half_range):
+    """Clamp roll/pitch/yaw (R = Rz(yaw) Ry(pitch) Rx(roll), hil_core.rotations) of a pose to
+    +-half_range. Returns (pose, clamped); an orientation inside is returned as the same object."""
+    qx, qy, qz, qw = (float(v) for v in pose[3:7])
+    n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    qx, qy, qz, qw = qx / n, qy / n, qz / n, qw / n
+    roll = math.atan2(2.0 * (qw * qx + qy * qz), 1.0 - 2.0 * (qx * qx + qy * qy))
+    pitch = math.asin(max(-1.0, min(1.0, 2.0 * (qw * qy - qz * qx))))
+    yaw = math.atan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+    rpy = (roll, pitch, yaw)
+    lim = [max(-h, min(h, a)) for a, h in zip(rpy, half_range)]
+    if lim == list(rpy):
+        return pose, False
+    hr, hp, hy = (0.5 * a for a in lim)
+    cr, sr, cp, sp, cy, sy = math.cos(hr), math.sin(hr), math.cos(hp), math.sin(hp), math.cos(hy), math.sin(hy)
+    q = [sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy,
+         cr * cp * cy + sr * sp * sy]
+    return np.array([float(pose[0]), float(pose[1]), float(pose[2]), *q]), True

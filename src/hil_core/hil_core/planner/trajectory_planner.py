@@ -21,7 +21,7 @@ import numpy as np
 from hil_core.modes import Event, HilMode
 from hil_core.planner.asc import AccelerationSaturationControl, RuckigLimiter
 from hil_core.planner.config import PlannerConfig
-from hil_core.planner.dof import dof_to_pose_1, pose_to_dof_1, valid_pose
+from hil_core.planner.dof import clamp_orientation, dof_to_pose_1, pose_to_dof_1, valid_pose
 from hil_core.planner.recovery import CompliantRecovery, brake_step, plan_blend_home
 from hil_core.planner.sync_ramp import SyncRamp
 
@@ -80,6 +80,7 @@ class TrajectoryPlanner:
         self.bad_streak = 0
         self.plan = None              # queued samples (N x 6) of homing / return home
         self.exit_predicted = False
+        self.clamping = False
         self.guard_interventions = 0
         self.fault_reason = ''
 
@@ -157,7 +158,17 @@ class TrajectoryPlanner:
         self.missing = 0
         if stamp_ns is not None:
             self.last_ref_stamp = stamp_ns
-        self.last_ref = np.asarray(reference, dtype=float)
+        ref = np.asarray(reference, dtype=float)
+        rng = self.cfg.workspace.orientation_range
+        if rng is not None:
+            # the workspace limits hold only for orientations inside the range they were computed
+            # for (seed 001 table 3): clamp there; the limiter makes the clamp acceleration-limited
+            ref, clamped = clamp_orientation(ref, rng)
+            if clamped and not self.clamping and self.uses_reference:
+                ev.append(PlannerEvent('orientation_clamped', 'reference orientation outside the workspace '
+                                       'orientation range: clamped', WARN, {'range_rpy': list(rng)}))
+            self.clamping = clamped and self.uses_reference
+        self.last_ref = ref
         return self.last_ref
 
     def _apply_mode(self, mode, ev):

@@ -68,6 +68,7 @@ class WorkspaceResult:
     expansion: float
     seconds: float
     box_inside: bool = False
+    orientation_range: tuple = ()     # rad, roll/pitch/yaw half ranges the workspace was computed for
 
     def as_dict(self) -> dict:
         s = self.settings
@@ -81,6 +82,7 @@ class WorkspaceResult:
                      'semi_axes_order': 'x+, x-, y+, y-, z+, z- (m, about the centre)',
                      'exponent': float(self.ellipsoid.exponent)},
             'hard_expansion': float(self.expansion),
+            'orientation_range_rpy': [float(v) for v in self.orientation_range],
             'kinetostatic_bound': {'soft': float(self.bounds[0]), 'hard': float(self.bounds[1])},
             'discretisation': {'phi_step_deg': s.phi_step_deg, 'theta_step_deg': s.theta_step_deg,
                                'orientations': int(len(self.orientations)), 'directions': int(len(self.phi)),
@@ -231,4 +233,5 @@ def compute_workspace(robot: str, settings: WorkspaceSettings | None = None, pro
     box_inside = bool(np.all(ell.level(box) <= 1.0))
     say(f'  nominal workspace box (table 3) inside the soft limit: {box_inside}')
     return WorkspaceResult(robot, s, centre, phi, theta, dirs, quats, r_soft, r_hard, r_zero, bounds, ell,
-                           expansion, time.perf_counter() - t0, box_inside)
+                           expansion, time.perf_counter() - t0, box_inside,
+                           tuple(float(v) for v in geom.workspace_half_range[3:]))
