@@ -16,6 +16,15 @@ from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+# Test-side QoS that match hil_suite nodes in either clock mode (hil_nodes.qos: lockstep streams
+# and commands are reliable + transient-local, real-time streams best effort): a reliable
+# *volatile* subscriber accepts transient-local and volatile publishers; a reliable
+# *transient-local* publisher serves transient-local (lockstep) and volatile subscribers.
+SUB_RELIABLE = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+PUB_RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 TRANSITIONS = {
     'configure': Transition.TRANSITION_CONFIGURE,

@@ -13,11 +13,11 @@ from hil_core.admittance import LtiAdmittanceModel, matrices_from_frequency
 from hil_nodes import qos, topics
 from hil_nodes.admittance import AdmittanceNode
 from hil_nodes.convert import array_to_wrench, ns_to_stamp, pose_to_array, stamp_to_ns
+from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 T = 0.0025
 T_NS = 2_500_000
 SEED_K = [5000.0] * 3 + [200.0] * 3
-RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 
 
 class Rig:
@@ -27,11 +27,11 @@ class Rig:
         self.ros = ros
         self.node = ros.add_node(AdmittanceNode(context=ros.context, parameter_overrides=[
             Parameter(k, value=v) for k, v in base.items()]))
-        self.poses = ros.collect(PoseStamped, topics.ADMITTANCE_REFERENCE, RELIABLE)
-        self.twists = ros.collect(TwistStamped, topics.ADMITTANCE_TWIST, RELIABLE)
-        self.accels = ros.collect(AccelStamped, topics.ADMITTANCE_ACCEL, RELIABLE)
-        self.diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, RELIABLE)
-        self.pub = ros.node.create_publisher(WrenchStamped, topics.FT_WRENCH, RELIABLE)
+        self.poses = ros.collect(PoseStamped, topics.ADMITTANCE_REFERENCE, SUB_RELIABLE)
+        self.twists = ros.collect(TwistStamped, topics.ADMITTANCE_TWIST, SUB_RELIABLE)
+        self.accels = ros.collect(AccelStamped, topics.ADMITTANCE_ACCEL, SUB_RELIABLE)
+        self.diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, SUB_RELIABLE)
+        self.pub = ros.node.create_publisher(WrenchStamped, topics.FT_WRENCH, PUB_RELIABLE)
         self.mode_pub = ros.node.create_publisher(String, topics.HIL_MODE, qos.latched())
 
     def up(self):
@@ -241,8 +241,8 @@ def test_floater_model_and_entry_point(ros):
     floater = str(pathlib.Path(__file__).resolve().parents[2] / 'config' / 'floater_example.yaml')
     proc = ros.spawn('hil_nodes.admittance', ['-p', 'lockstep:=true', '-p', 'model:=floater',
                                               '-p', f'floater_file:={floater}'])
-    poses = ros.collect(PoseStamped, topics.ADMITTANCE_REFERENCE, RELIABLE)
-    pub = ros.node.create_publisher(WrenchStamped, topics.FT_WRENCH, RELIABLE)
+    poses = ros.collect(PoseStamped, topics.ADMITTANCE_REFERENCE, SUB_RELIABLE)
+    pub = ros.node.create_publisher(WrenchStamped, topics.FT_WRENCH, PUB_RELIABLE)
     ros.bring_up('admittance', timeout=30)
     ros.wait_for_subscribers(topics.FT_WRENCH, timeout=30)
     from hil_core.admittance import CumminsFloater

@@ -14,6 +14,7 @@ from hil_nodes import topics
 from hil_nodes.convert import array_to_wrench, ns_to_stamp, stamp_to_ns, wrench_to_array
 from hil_nodes.ft_sensor import FtSensorNode
 from hil_sim.netft_device import NetFTDevice
+from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 LOAD = [2.0, -1.0, 15.0, 0.2, -0.1, 0.05]
 BEST_EFFORT = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
@@ -102,8 +103,8 @@ def test_standalone_process_lifecycle(ros):
                    timeout=30, what='ft_sensor process')
     assert ros.get_state('ft_sensor') == 'unconfigured'
     ros.bring_up('ft_sensor')
-    pub = ros.node.create_publisher(WrenchStamped, topics.MOCK_FT_WRENCH, QoSProfile(depth=100))
-    out = ros.collect(WrenchStamped, topics.FT_WRENCH, QoSProfile(depth=100))
+    pub = ros.node.create_publisher(WrenchStamped, topics.MOCK_FT_WRENCH, PUB_RELIABLE)
+    out = ros.collect(WrenchStamped, topics.FT_WRENCH, SUB_RELIABLE)
     ros.wait_for_subscribers(topics.MOCK_FT_WRENCH)
     ros.wait_for_publishers(topics.FT_WRENCH)
     for k in range(1, 5):

@@ -14,10 +14,10 @@ from std_srvs.srv import Trigger
 from hil_nodes import topics
 from hil_nodes.convert import array_to_wrench, ns_to_stamp, stamp_to_ns, wrench_to_array
 from hil_nodes.ft_sensor import FtSensorNode
+from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 DT = 625_000
 FRAME = 2_500_000
-RELIABLE = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
 
 
 def _ft(ros, **params):
@@ -33,9 +33,9 @@ class Feed:
     def __init__(self, ros):
         self.ros = ros
         self.node = [n for n in ros._extra_nodes if isinstance(n, FtSensorNode)][0]
-        self.pub = ros.node.create_publisher(WrenchStamped, topics.MOCK_FT_WRENCH, RELIABLE)
-        self.out = ros.collect(WrenchStamped, topics.FT_WRENCH, RELIABLE)
-        self.raw = ros.collect(WrenchStamped, topics.FT_WRENCH_RAW, RELIABLE)
+        self.pub = ros.node.create_publisher(WrenchStamped, topics.MOCK_FT_WRENCH, PUB_RELIABLE)
+        self.out = ros.collect(WrenchStamped, topics.FT_WRENCH, SUB_RELIABLE)
+        self.raw = ros.collect(WrenchStamped, topics.FT_WRENCH_RAW, SUB_RELIABLE)
         self.diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
 
     def ready(self):
@@ -227,7 +227,7 @@ def test_tcp_pose_gravity_compensation_and_base_axes(ros):
     ros.bring_up('ft_sensor')
     feed.ready()
     q = rotations.rpy_to_quat([0.3, -0.2, np.pi / 2])
-    pose_pub = ros.node.create_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, RELIABLE)
+    pose_pub = ros.node.create_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, PUB_RELIABLE)
     ros.wait_for_subscribers(topics.KINEMATICS_TCP_POSE)
     pose = PoseStamped()
     pose.pose.orientation.x, pose.pose.orientation.y, pose.pose.orientation.z, pose.pose.orientation.w = q

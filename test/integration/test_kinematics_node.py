@@ -9,7 +9,6 @@ from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from visualization_msgs.msg import MarkerArray
@@ -18,9 +17,9 @@ from hil_core import hexaslide as hx
 from hil_nodes import qos, topics
 from hil_nodes.convert import array_to_pose, ns_to_stamp, pose_to_array, stamp_to_ns
 from hil_nodes.kinematics import KinematicsNode
+from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 GEOM = hx.load_geometry('hexaslide_scaled')
 NAMES = list(GEOM.joint_names)
 
@@ -32,12 +31,12 @@ class Rig:
         self.ros = ros
         self.node = ros.add_node(KinematicsNode(context=ros.context, parameter_overrides=[
             Parameter(k, value=v) for k, v in base.items()]))
-        self.poses = ros.collect(PoseStamped, topics.KINEMATICS_TCP_POSE, RELIABLE)
-        self.markers = ros.collect(MarkerArray, topics.KINEMATICS_MARKERS, RELIABLE)
-        self.diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, RELIABLE)
+        self.poses = ros.collect(PoseStamped, topics.KINEMATICS_TCP_POSE, SUB_RELIABLE)
+        self.markers = ros.collect(MarkerArray, topics.KINEMATICS_MARKERS, SUB_RELIABLE)
+        self.diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, SUB_RELIABLE)
         self.fk_out = ros.collect(PoseStamped, topics.KINEMATICS_FK_RESPONSE, qos.command())
         self.ik_out = ros.collect(JointState, topics.KINEMATICS_IK_RESPONSE, qos.command())
-        self.pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, RELIABLE)
+        self.pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, PUB_RELIABLE)
         self.fk_req = ros.node.create_publisher(JointState, topics.KINEMATICS_FK_REQUEST, qos.command())
         self.ik_req = ros.node.create_publisher(PoseStamped, topics.KINEMATICS_IK_REQUEST, qos.command())
 
@@ -233,8 +232,8 @@ def test_joint_states_of_the_mock_hexapod_give_the_commanded_pose(ros):
     mock = ros.add_node(MockHexapodNode(context=ros.context, parameter_overrides=[
         Parameter('lockstep', value=True), Parameter('time_scale', value=0.0)]))
     rig = Rig(ros)
-    states = ros.collect(JointState, topics.JOINT_STATES, RELIABLE)
-    cmd = ros.node.create_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY, RELIABLE)
+    states = ros.collect(JointState, topics.JOINT_STATES, SUB_RELIABLE)
+    cmd = ros.node.create_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY, qos.command(1000, lockstep=True))
     target = hx.poses_from_offsets(GEOM, [0.03, -0.015, 0.01, 0.05, -0.08, 0.03])[0]
     q_target = hx.inverse_kinematics(GEOM, target).q[0]
     rig.up()
@@ -270,10 +269,10 @@ def test_joint_states_of_the_mock_hexapod_give_the_commanded_pose(ros):
 
 def test_standalone_process_with_params_file(ros):
     """`python -m hil_nodes.kinematics --ros-args --params-file config/kinematics.yaml`."""
-    poses = ros.collect(PoseStamped, topics.KINEMATICS_TCP_POSE, RELIABLE)
+    poses = ros.collect(PoseStamped, topics.KINEMATICS_TCP_POSE, SUB_RELIABLE)
     proc = ros.spawn('hil_nodes.kinematics', ['--params-file', str(ROOT / 'config' / 'kinematics.yaml')])
     ros.bring_up('kinematics', timeout=40)                  # waits for the process's services
-    pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, RELIABLE)
+    pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, PUB_RELIABLE)
     ros.wait_for_subscribers(topics.JOINT_STATES)
     pose = hx.random_poses(GEOM, 1, rng=6)[0]
     msg = JointState(name=NAMES, position=[float(v) for v in hx.inverse_kinematics(GEOM, pose).q[0]])

@@ -10,9 +10,9 @@ from hil_core.load_profiles import LoadProfile
 from hil_nodes import topics
 from hil_nodes.convert import ns_to_stamp, stamp_to_ns, wrench_to_array
 from hil_sim.mock_ft import MockFtNode
+from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 FRAME_NS = 2_500_000
-RELIABLE = QoSProfile(depth=5000, reliability=ReliabilityPolicy.RELIABLE)
 
 
 def _node(ros, name, **params):
@@ -29,7 +29,7 @@ def _tick(ros, clock_pub, t_ns):
 def test_lockstep_samples_per_tick_and_determinism(ros):
     _node(ros, 'mock_ft_a')
     _node(ros, 'mock_ft_b')
-    got = ros.collect(WrenchStamped, topics.MOCK_FT_WRENCH, RELIABLE)
+    got = ros.collect(WrenchStamped, topics.MOCK_FT_WRENCH, SUB_RELIABLE)
     clock_pub = ros.node.create_publisher(Clock, topics.CLOCK, 10)
     for name in ('mock_ft_a', 'mock_ft_b'):
         ros.bring_up(name)
@@ -62,7 +62,7 @@ def test_lockstep_samples_per_tick_and_determinism(ros):
 
 def test_seed_changes_samples_and_dropout(ros):
     _node(ros, 'mock_ft', seed=8, sensor_dropout=[0.010, 0.020], frame_id='s8')
-    got = ros.collect(WrenchStamped, topics.MOCK_FT_WRENCH, RELIABLE)
+    got = ros.collect(WrenchStamped, topics.MOCK_FT_WRENCH, SUB_RELIABLE)
     clock_pub = ros.node.create_publisher(Clock, topics.CLOCK, 10)
     ros.bring_up('mock_ft')
     ros.wait_for_subscribers(topics.CLOCK)

@@ -61,7 +61,7 @@ class Rig:
         self.js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(defaults['lockstep'], depth=100)
                               if defaults['lockstep'] else QoSProfile(depth=100, reliability=BEST_EFFORT))
         self.diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
-        self.pub = ros.node.create_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY, 50)
+        self.pub = ros.node.create_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY, qos.command(50, lockstep=True))
         ros.bring_up('mock_hexapod')
         ros.wait_for_subscribers(topics.HEXAPOD_JOINT_TRAJECTORY)
         ros.spin_until(lambda: self.js, 10, 'first joint state')

@@ -23,7 +23,7 @@ class Rig:
         self.js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(d['lockstep'], depth=2000))
         self.clock = ros.collect(Clock, topics.CLOCK, qos.stream(True, depth=2000))
         self.diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
-        self.pub = ros.node.create_publisher(Float64MultiArray, topics.VELOCITY_COMMANDS, qos.command())
+        self.pub = ros.node.create_publisher(Float64MultiArray, topics.VELOCITY_COMMANDS, qos.command(lockstep=True))
         ros.bring_up('mock_iiwa')
         ros.wait_for_subscribers(topics.VELOCITY_COMMANDS)
         ros.spin_until(lambda: self.js, 10, 'first joint state')

@@ -4,9 +4,9 @@ from geometry_msgs.msg import PoseStamped
 from rclpy.parameter import Parameter
 
 from hil_core.fault_injection import ReferenceFaultInjector, ReferenceFaults
-from hil_nodes import qos
 from hil_nodes.convert import array_to_pose, ns_to_stamp, pose_to_array, stamp_to_ns
 from hil_sim.reference_faults import ReferenceFaultsNode
+from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 POSE = np.array([0.0, 0.0, 0.1543, 0.0, 0.0, 0.0, 1.0])
 FAULTS = dict(drop_prob=0.1, duplicate_prob=0.1, spike_prob=0.1, spike_magnitude=0.005, late_prob=0.1,
@@ -18,8 +18,8 @@ def test_relay_matches_the_injector_and_refuses_bad_parameters(ros):
         Parameter('lockstep', value=True), Parameter('seed', value=5)] +
         [Parameter(k, value=v) for k, v in FAULTS.items()]))
     ros.bring_up('reference_faults')
-    got = ros.collect(PoseStamped, '/admittance/reference', qos.stream(True))
-    pub = ros.node.create_publisher(PoseStamped, '/admittance/reference_model', qos.stream(True))
+    got = ros.collect(PoseStamped, '/admittance/reference', SUB_RELIABLE)
+    pub = ros.node.create_publisher(PoseStamped, '/admittance/reference_model', PUB_RELIABLE)
     ros.wait_for_subscribers('/admittance/reference_model')
     ros.wait_for_publishers('/admittance/reference')
     ros.spin_until(lambda: ros.node.count_subscribers('/admittance/reference_model') >= 1, 10)

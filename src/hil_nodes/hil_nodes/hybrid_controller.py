@@ -103,7 +103,8 @@ class HybridControllerNode(HilLifecycleNode):
         self._eff_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS,
                                                         qos.command(depth=50))
         self._ref_pub = self.create_lifecycle_publisher(JointState, topics.HYBRID_REFERENCE, self.stream_qos())
-        self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(depth=50))
+        self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
+                                                          qos.command(depth=50, lockstep=self.p.lockstep))
         stream = self.stream_qos()
         self._subs = [self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints, stream),
                       self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, stream)]

@@ -8,7 +8,11 @@
   which is published only once and without which the chain would never start. Such a publisher
   also serves volatile and best-effort subscribers (rviz, ros2 topic echo); a lockstep stream
   *subscriber* needs a transient-local publisher, i.e. one that uses this profile too.
-* ``command()``: reliable keep-last 10, the default of ros2_control controllers' command topics.
+* ``command(depth, lockstep)``: reliable keep-last, the default of ros2_control controllers'
+  command topics; in lockstep transient-local too, for the same reason as the streams: the
+  mock hardware does not advance before the first command, so a first command published before
+  the mock matched the producer would stall the run forever. A transient-local command
+  publisher still serves a real (volatile) joint_trajectory_controller.
 """
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
@@ -28,7 +32,7 @@ def stream(reliable: bool, depth: int = 20) -> QoSProfile:
                       durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def command(depth: int = 10) -> QoSProfile:
+def command(depth: int = 10, lockstep: bool = False) -> QoSProfile:
     return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
                       reliability=ReliabilityPolicy.RELIABLE,
-                      durability=DurabilityPolicy.VOLATILE)
+                      durability=DurabilityPolicy.TRANSIENT_LOCAL if lockstep else DurabilityPolicy.VOLATILE)

@@ -101,12 +101,14 @@ class SpacePlantNode(HilLifecycleNode):
                                 p.position_margin)
         self.plant.set_setpoint(p.setpoint_position, euler_zyx_to_matrix(np.radians(p.setpoint_euler_zyx_deg)))
         stream = self.stream_qos()
-        self._cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.VELOCITY_COMMANDS, qos.command())
+        self._cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.VELOCITY_COMMANDS,
+                                                        qos.command(lockstep=self.p.lockstep))
         self._odom_pub = self.create_lifecycle_publisher(Odometry, topics.SPACE_SATELLITE_ODOM, stream)
         self._ee_pub = self.create_lifecycle_publisher(PoseStamped, topics.SPACE_EE_POSE, stream)
         self._err_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.SPACE_ERRORS, stream)
         self._marker_pub = self.create_lifecycle_publisher(satellite_markers.msg_type, topics.SPACE_MARKERS, 10)
-        self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(50))
+        self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
+                                                          qos.command(50, lockstep=self.p.lockstep))
         self._subs = [
             self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints, self.stream_qos()),
             self.create_subscription(PoseStamped, topics.SPACE_EE_SETPOINT, self._on_setpoint, qos.command()),

@@ -94,7 +94,8 @@ class SupervisorNode(Node):
         self._last_clock_ns: int | None = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
 
-        self._mode_pub = self.create_publisher(String, topics.HIL_MODE, qos.latched())
+        # Latched with the last 20 modes: a late subscriber (hil run, the recorder) gets the history.
+        self._mode_pub = self.create_publisher(String, topics.HIL_MODE, qos.latched(20))
         self._frame_pub = self.create_publisher(Header, topics.HIL_FRAME, qos.stream(reliable=self.p.lockstep))
         self._diag_pub = self.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         # Events before /clock: in one wait set the executor takes them first, so a frame

@@ -85,7 +85,7 @@ class TimebaseNode(HilLifecycleNode):
         self.frame_ns = int(round(p.move_time * 1e9))
         self.times = np.arange(1, self.cfg.servo_per_move + 1) * p.servo_period
         self.pub = self.create_lifecycle_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
-                                                   qos.command(depth=50))
+                                                   qos.command(depth=50, lockstep=p.lockstep))
         self._io = [self.create_subscription(PoseStamped, topics.PLANNER_SAFE_REFERENCE, self._on_reference,
                                              self.stream_qos())]
         if p.lockstep:

@@ -129,7 +129,7 @@ class MockHexapodNode(HilLifecycleNode):
         self._clock_pub = self.create_lifecycle_publisher(ClockMsg, topics.CLOCK, qos.stream(True))
         self._js_pub = self.create_lifecycle_publisher(JointState, topics.JOINT_STATES, stream)
         self._sub = self.create_subscription(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
-                                             self._on_command, qos.command(depth=50 if p.lockstep else 10))
+                                             self._on_command, qos.command(depth=50 if p.lockstep else 10, lockstep=p.lockstep))
         self._js = JointState()
         self._js.name = list(p.joint_names)
 

@@ -115,7 +115,7 @@ class MockIiwaNode(HilLifecycleNode):
         self._clock_pub = self.create_lifecycle_publisher(ClockMsg, topics.CLOCK, qos.stream(True))
         self._js_pub = self.create_lifecycle_publisher(JointState, topics.JOINT_STATES, self.stream_qos())
         self._sub = self.create_subscription(Float64MultiArray, topics.VELOCITY_COMMANDS, self._on_command,
-                                             qos.command())
+                                             qos.command(lockstep=self.p.lockstep))
         self._js = JointState(name=list(JOINT_NAMES))
         self._frame_wall = time.monotonic()
 

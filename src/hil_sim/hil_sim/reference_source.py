@@ -84,8 +84,9 @@ class ReferenceSourceNode(HilLifecycleNode):
         self.frames = 0
         self.bad_joint_states = 0
         self._cmd_pub = self.create_lifecycle_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
-                                                        qos.command(depth=50))
-        self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(depth=50))
+                                                        qos.command(depth=50, lockstep=self.p.lockstep))
+        self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
+                                                          qos.command(depth=50, lockstep=self.p.lockstep))
         stream = self.stream_qos()
         self._subs = [self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints, stream),
                       self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, stream)]

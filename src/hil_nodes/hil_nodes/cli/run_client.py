@@ -29,7 +29,7 @@ class RunClient:
         self.diag: dict[str, dict[str, str]] = {}     # node name -> last key/values
         self.diag_messages: dict[str, str] = {}
         self.diag_counts: dict[str, int] = {}
-        self.node.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched())
+        self.node.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched(20))
         # Only the latest time matters here: keep-last 1, so a fast lockstep clock never queues up.
         self.node.create_subscription(Clock, topics.CLOCK, self._on_clock, 1)
         self.node.create_subscription(DiagnosticArray, topics.DIAGNOSTICS, self._on_diag, 100)
