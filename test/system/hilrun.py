@@ -27,3 +27,30 @@ def joint_state_payloads(bag) -> list[tuple]:
         out.append(((msg.header.stamp.sec, msg.header.stamp.nanosec), tuple(msg.name),
                     tuple(msg.position.tolist()), tuple(msg.velocity.tolist())))
     return out
+
+
+def run_end_stamp(bag) -> tuple[int, int]:
+    """Stamp of the `home_reached` event: the end of the run. After it the graph holds at home
+    until `hil run` shuts it down, for a number of frames that depends on wall time."""
+    from hil_nodes.bag import read_messages
+    for _, _, msg in read_messages(bag, ['/hil/events']):
+        if any(st.name == 'home_reached' for st in msg.status):
+            return (msg.header.stamp.sec, msg.header.stamp.nanosec)
+    raise AssertionError(f'no home_reached event in {bag}')
+
+
+def processes_on_domain(domain_id: int) -> list[int]:
+    """PIDs of processes whose environment has ROS_DOMAIN_ID=domain_id (children of a run)."""
+    import os
+    pids = []
+    for entry in os.listdir('/proc'):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f'/proc/{entry}/environ', 'rb') as fh:
+                env = fh.read().split(b'\0')
+        except OSError:
+            continue
+        if f'ROS_DOMAIN_ID={domain_id}'.encode() in env and int(entry) != os.getpid():
+            pids.append(int(entry))
+    return pids

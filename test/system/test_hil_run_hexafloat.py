@@ -1,21 +1,20 @@
 """`hil run hexafloat` end to end: the supervisor drives the run, the summary is complete, no
 process is left behind, and lockstep runs are deterministic (same seed -> identical joint
 states, in one process and isolated)."""
+import signal
 import subprocess
+import sys
+import time
 
 import pytest
-from hilrun import hil_run, joint_state_payloads
+from conftest import next_domain_id
+from hilrun import hil_run, joint_state_payloads, processes_on_domain, run_end_stamp
 
 from hil_nodes.bag import message_counts
 
 pytestmark = pytest.mark.slow
 
 SUMMARY_KEYS = {'system', 'outcome', 'frames', 'late_commands', 'faults', 'bag', 'modes', 'sim_time_s'}
-
-
-def _no_orphans():
-    out = subprocess.run(['pgrep', '-f', 'hil_nodes.container|hil_sim.mock_hexapod'], capture_output=True, text=True)
-    return out.stdout.strip() == ''
 
 
 @pytest.fixture(scope='module')
@@ -37,7 +36,7 @@ def test_run_completes_with_summary_and_no_orphans(two_runs):
     assert summary['modes'].split(' -> ')[-4:] == ['SYNCHRONIZING', 'RUNNING', 'RETURNING_HOME', 'IDLE']
     assert int(summary['frames']) >= 2000          # 5 s of 2.5 ms frames, plus homing and return
     assert summary['late_commands'] == '0' and summary['faults'] == '0'
-    assert _no_orphans()
+    assert processes_on_domain(int(summary['domain_id'])) == []
     counts = message_counts(summary['bag'])
     assert counts['/joint_states'] >= 2000 and counts['/hil/mode'] >= 5
 
@@ -45,12 +44,41 @@ def test_run_completes_with_summary_and_no_orphans(two_runs):
 def test_same_seed_gives_identical_joint_states_across_runs_and_layouts(two_runs):
     bags = [summary['bag'] for code, summary, err in two_runs]
     assert all(code == 0 for code, _, _ in two_runs), [err[-2000:] for _, _, err in two_runs]
-    first = joint_state_payloads(bags[0])
-    assert len(first) >= 2000
-    assert joint_state_payloads(bags[1]) == first
-    assert joint_state_payloads(bags[2]) == first   # --isolated: one process per node
+    end = run_end_stamp(bags[0])
+    runs = []
+    for bag in bags:
+        assert run_end_stamp(bag) == end                     # the run ends on the same frame
+        states = joint_state_payloads(bag)
+        during = [s for s in states if s[0] <= end]
+        after = [s for s in states if s[0] > end]
+        # after the run the drives hold at home, at rest, until hil run shuts the graph down
+        assert all(s[2] == during[-1][2] and not any(s[3]) for s in after)
+        runs.append(during)
+    assert len(runs[0]) >= 2000
+    assert runs[1] == runs[0]
+    assert runs[2] == runs[0]   # --isolated: one process per node
 
 
 def test_unknown_system_is_refused_before_starting_anything():
     code, summary, err = hil_run('no_such_system')
     assert code == 2 and 'unknown system' in err
+
+
+@pytest.mark.parametrize('sig', [signal.SIGTERM, signal.SIGKILL])
+def test_no_process_outlives_a_killed_hil_run(sig):
+    domain = next_domain_id()
+    proc = subprocess.Popen([sys.executable, '-m', 'hil_nodes.cli.main', 'run', 'hexafloat_scripted',
+                             '--duration', '600', '--domain-id', str(domain), '--quiet'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not processes_on_domain(domain) and time.monotonic() < deadline:   # the container is up
+        time.sleep(0.2)
+    assert processes_on_domain(domain)
+    proc.send_signal(sig)
+    proc.wait(60)
+    deadline = time.monotonic() + 30
+    while processes_on_domain(domain) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert processes_on_domain(domain) == []
+    if sig == signal.SIGTERM:     # the clean path: summary printed, interrupted exit code
+        assert proc.returncode == 2 and 'outcome: interrupted' in proc.stdout.read()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 
 # Sub-command modules; each exposes add_parser(subparsers) and run(args) -> int.
@@ -23,7 +24,15 @@ def _exists(name: str) -> bool:
     return os.path.exists(os.path.join(os.path.dirname(__file__), f'{name}.py'))
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f'signal {signum}')
+
+
 def main(argv: list[str] | None = None) -> int:
+    # SIGTERM (timeout, systemd, a CI runner) must take the same clean path as Ctrl-C: stop every
+    # process the command started, close the bag, print the summary.
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGHUP, _interrupt)
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     os.environ.setdefault('MPLBACKEND', 'Agg')
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)

@@ -1,6 +1,7 @@
 """Start and stop the processes of a run; nothing may outlive `hil run` (no orphans)."""
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import glob
 import os
@@ -8,6 +9,18 @@ import pathlib
 import signal
 import subprocess
 import time
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: get SIGTERM when the `hil` process dies, even by SIGKILL, so
+    no node outlives the run (Linux prctl; rclpy turns SIGTERM into a clean shutdown)."""
+    try:
+        ctypes.CDLL('libc.so.6', use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
 
 
 class ProcessGroup:
@@ -24,7 +37,7 @@ class ProcessGroup:
         log = (self.log_dir / f'{name}.log').open('w')
         self._logs.append(log)
         proc = subprocess.Popen(cmd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_die_with_parent)
         self.procs[name] = proc
         return proc
 

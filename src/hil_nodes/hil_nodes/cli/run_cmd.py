@@ -123,21 +123,12 @@ def run(args) -> int:
     overrides = run_dir / 'run_params.yaml'
     overrides.write_text(yaml.safe_dump(_overrides(system, specs, args, bag_path), sort_keys=False))
     group = ProcessGroup(run_dir / 'logs', env)
-    if args.isolated:
-        for spec in specs:
-            group.start(spec.name, node_command(spec, overrides))
-    else:
-        names = ','.join(s.name for s in specs if s is not RECORDER)
-        cmd = [sys.executable, '-m', 'hil_nodes.container', '--system', str(system.path), '--nodes', names]
-        if scenario is not None:
-            cmd += ['--scenario', scenario.name]
-        if bag_path:
-            cmd += ['--extra-node', 'hil_nodes.recorder:recorder']
-        group.start('container', cmd + container_ros_args(specs, overrides))
-    client = RunClient(domain)
+    client = None
     wall0 = time.monotonic()
     outcome = 'error'
-    try:
+    try:  # from the first process on: whatever happens, every process is stopped below
+        _start(group, specs, system, scenario, overrides, bag_path, args.isolated)
+        client = RunClient(domain)
         outcome = _follow(client, group, args)
         client.wait_fresh_diagnostics([s.name for s in specs if s.clock_owner] + ['supervisor'])
         ok, message = client.call_trigger('/hil/shutdown', timeout=30.0)
@@ -150,7 +141,8 @@ def run(args) -> int:
         wall = time.monotonic() - wall0
         killed = group.stop()
         summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed)
-        client.close()
+        if client is not None:
+            client.close()
     if bag_path is not None and bag_path.exists():
         # The run manifest next to the bag: what `hil report` needs to recompute the ideal motion.
         manifest = {'summary': summary, 'scenario': args.scenario or '',
@@ -161,6 +153,21 @@ def run(args) -> int:
     if outcome in ('error', 'interrupted'):
         return 2
     return 1 if outcome == 'fault' or int(summary['faults'] or 0) > 0 else 0
+
+
+def _start(group: ProcessGroup, specs, system, scenario, overrides, bag_path, isolated: bool) -> None:
+    """One process per node (--isolated) or one container process with every node."""
+    if isolated:
+        for spec in specs:
+            group.start(spec.name, node_command(spec, overrides))
+        return
+    names = ','.join(s.name for s in specs if s is not RECORDER)
+    cmd = [sys.executable, '-m', 'hil_nodes.container', '--system', str(system.path), '--nodes', names]
+    if scenario is not None:
+        cmd += ['--scenario', scenario.name]
+    if bag_path:
+        cmd += ['--extra-node', 'hil_nodes.recorder:recorder']
+    group.start('container', cmd + container_ros_args(specs, overrides))
 
 
 def _follow(client: RunClient, group: ProcessGroup, args) -> str:
@@ -204,6 +211,10 @@ def _fault_reason(client: RunClient) -> str:
 
 
 def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed) -> dict:
+    if client is None:   # interrupted before the system could be watched
+        return {'system': system.name, 'scenario': args.scenario or '', 'outcome': outcome, 'faults': '0',
+                'bag': str(bag_path) if bag_path else '', 'logs': str(run_dir / 'logs'),
+                'killed_processes': ','.join(killed)}
     hw = 'mock_hexapod' if 'mock_hexapod' in client.diag else next(
         (n for n in client.diag if n.startswith('mock_')), '')
     extra = {key.split('/')[1]: client.value(key.split('/')[0], key.split('/')[1]) for key in system.summary}
