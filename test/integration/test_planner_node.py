@@ -231,3 +231,22 @@ def test_params_file_configures_the_node(ros):
         Parameter(k, value=v) for k, v in values.items()]))
     ros.bring_up('planner')
     assert ros.get_state('planner') == 'active'
+
+
+def test_lockstep_first_homing_frame_waits_for_the_robot_pose_instead_of_being_lost(ros):
+    """The HOMING frame released before the kinematics pose arrived must be computed when the pose
+    comes: the first frame is released once, and losing it would stall a lockstep run forever."""
+    rig = Rig(ros)
+    rig.up()
+    key = 1_000 * T_NS
+    before = len(rig.out)
+    rig.node.measured = None
+    rig.frame_pub.publish(Header(stamp=ns_to_stamp(key), frame_id='HOMING'))
+    ros.spin_until(lambda: rig.node.awaiting_pose is not None, 10, 'frame waiting for the pose')
+    assert len(rig.out) == before                        # nothing published without a start pose
+    msg = PoseStamped(pose=array_to_pose(HOME))
+    msg.header.stamp = ns_to_stamp(key)
+    rig.meas_pub.publish(msg)
+    ros.spin_until(lambda: len(rig.out) > before, 10, 'safe reference of the waiting frame')
+    assert stamp_to_ns(rig.out[-1].header.stamp) == key
+    np.testing.assert_allclose(pose_to_array(rig.out[-1].pose), HOME, atol=1e-12)

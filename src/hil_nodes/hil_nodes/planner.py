@@ -20,7 +20,7 @@ from geometry_msgs.msg import PoseStamped, TwistStamped
 from std_msgs.msg import Header
 
 from hil_core.lockstep import FrameSync
-from hil_core.modes import HilMode
+from hil_core.modes import MOVING_MODES, HilMode
 from hil_core.planner.config import PlannerConfig, Workspace
 from hil_core.planner.trajectory_planner import ERROR as EV_ERROR, WARN as EV_WARN, TrajectoryPlanner
 from hil_core.timing import HIGH_LEVEL_PERIOD
@@ -116,6 +116,7 @@ class PlannerNode(HilLifecycleNode):
         self.latest_ref = None        # real time: (key, pose)
         self.used_ref_key = None
         self.measured = None
+        self.awaiting_pose = None     # a frame that could not start without the robot pose
         self.counters = dict(frames=0, published=0, bad_frames=0, waited_out=0, takeovers=0, faults=0)
 
     def activate_node(self) -> None:
@@ -126,6 +127,7 @@ class PlannerNode(HilLifecycleNode):
         # supervisor deactivates in IDLE; deactivating while moving is a stop the planner cannot
         # smooth any more, so it is reported loudly.
         self.pending = {}
+        self.awaiting_pose = None
         if self.planner is not None and np.any(self.planner.v):
             self.get_logger().error('deactivated while moving: the time base now holds the last reference')
             self.status(ERROR, 'deactivated while moving (phase ' + self.planner.phase.value + ')', **self.counters)
@@ -140,6 +142,11 @@ class PlannerNode(HilLifecycleNode):
     # --- inputs ----------------------------------------------------------------------------
     def _on_measured(self, msg: PoseStamped) -> None:
         self.measured = convert.pose_to_array(msg.pose)
+        if self.awaiting_pose is not None and self.active and self.awaiting_pose[1] in MOVING_MODES:
+            # a motion frame could not start for want of the robot pose: compute it now (lockstep:
+            # a frame is released only once, so dropping it would stall the run forever)
+            frame, self.awaiting_pose = self.awaiting_pose, None
+            self._compute(*frame)
 
     def _on_reference(self, msg: PoseStamped) -> None:
         if not self.active:
@@ -172,8 +179,12 @@ class PlannerNode(HilLifecycleNode):
             self._compute(key, mode, ref, stamp)
             return
         if not self.planner.will_use_reference(mode):
-            # no reference needed this frame: release it now (and forget any older pending one)
-            if self.sync.last_released is None or key > self.sync.last_released:
+            # no reference needed this frame: release it now (and forget any older pending one);
+            # a repeat of a frame that produced nothing for want of the robot pose, now in another
+            # mode (the supervisor re-publishes t_0 with START), is computed again
+            retry = (self.awaiting_pose is not None and key == self.awaiting_pose[0]
+                     and mode != self.awaiting_pose[1])
+            if self.sync.last_released is None or key > self.sync.last_released or retry:
                 self.sync.last_released = key
                 self._forget_released()
                 self._compute(key, mode, None)
@@ -216,9 +227,11 @@ class PlannerNode(HilLifecycleNode):
         if res.events:
             self._publish_events(stamp, res.events)
         if res.pose is None:
+            self.awaiting_pose = (key, mode, reference, ref_stamp)
             self.status(WARN, f'waiting for {topics.KINEMATICS_TCP_POSE}: no robot pose to start from',
                         **self.counters)
             return
+        self.awaiting_pose = None
         msg = PoseStamped(pose=convert.array_to_pose(res.pose))
         msg.header.stamp, msg.header.frame_id = stamp, self.p.frame_id
         self._pose_pub.publish(msg)
