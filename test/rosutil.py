@@ -2,8 +2,6 @@
 node subprocesses with guaranteed teardown, Fast DDS shared-memory cleanup."""
 from __future__ import annotations
 
-import fcntl
-import glob
 import os
 import signal
 import subprocess
@@ -17,6 +15,8 @@ from lifecycle_msgs.srv import ChangeState, GetState
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from hil_nodes.cli.processes import clean_dead_shm
 
 # Test-side QoS that match hil_suite nodes in either clock mode (hil_nodes.qos: lockstep streams
 # and commands are reliable + transient-local, real-time streams best effort): a reliable
@@ -35,31 +35,6 @@ TRANSITIONS = {
 }
 STATE_LABELS = {State.PRIMARY_STATE_UNCONFIGURED: 'unconfigured', State.PRIMARY_STATE_INACTIVE: 'inactive',
                 State.PRIMARY_STATE_ACTIVE: 'active', State.PRIMARY_STATE_FINALIZED: 'finalized'}
-
-
-def clean_dead_shm() -> int:
-    """Remove Fast DDS shared-memory segments whose owner died (what `fastdds shm clean` does):
-    a segment is alive while its ``_el`` lock file is locked by the owning process."""
-    removed = 0
-    for lock in glob.glob('/dev/shm/fastrtps_*_el'):
-        try:
-            fd = os.open(lock, os.O_RDWR)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue  # locked: owner alive
-        try:
-            segment = lock[:-3]
-            for path in (segment, lock):
-                if os.path.exists(path):
-                    os.unlink(path)
-                    removed += 1
-        finally:
-            os.close(fd)
-    return removed
 
 
 class NodeProcess:
