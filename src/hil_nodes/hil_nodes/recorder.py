@@ -62,8 +62,14 @@ class RecorderNode(HilLifecycleNode):
                           reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
                           durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
 
+    def activate_node(self) -> None:
+        # Subscribe now, not at the next timer tick: the supervisor configures every node (so
+        # every publisher exists) before it activates any, and brings the recorder up first, so
+        # the recording starts before the first frame of the run.
+        self._discover()
+
     def _discover(self) -> None:
-        if not self.active or self.bag is None:
+        if self.bag is None or self.bag.closed:
             return
         wanted = set(self.p.topics) - set(self._subs)
         if not wanted:

@@ -110,7 +110,8 @@ def run(args) -> int:
     if args.duration is None:
         args.duration = scenario.duration if scenario is not None and scenario.duration else 10.0
     bag_path = _bag_path(args, system)
-    specs = system.select(use_mock=True, extra=(RECORDER,) if bag_path else ())
+    # the recorder comes first: brought up before any other node, it records the run from t_0
+    specs = ([RECORDER] if bag_path else []) + system.select(use_mock=True)
     domain = args.domain_id if args.domain_id is not None else int(os.environ.get('ROS_DOMAIN_ID', '0'))
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1')
     if args.network:
