@@ -18,8 +18,11 @@ $(VENV)/.installed: requirements.txt constraints.txt $(addsuffix /setup.py,$(PAC
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps $(addprefix -e ,$(PACKAGES))
 	@touch $@
 
+# The seed-000 transparency experiment (3 Hz model, four impulses, 30 s of sim time, lockstep)
+# on the whole Hexafloat graph, then its report: runs/demo/<bag>/report/report.html
 demo: venv
-	$(VENV)/bin/hil run hexafloat --duration 10 --record runs/demo
+	$(VENV)/bin/hil run hexafloat --scenario impulse_3hz --record runs/demo
+	$(VENV)/bin/hil report "$$(ls -td runs/demo/*/ | head -n 1)"
 
 test: venv
 	$(PY) -m pytest
