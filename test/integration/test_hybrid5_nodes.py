@@ -41,7 +41,7 @@ class MockRig:
         self.node = ros.add_node(MockHybrid5Node(context=ros.context, parameter_overrides=overrides(**d)))
         self.js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(d['lockstep'], depth=5000))
         self.diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
-        self.pub = ros.node.create_publisher(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS, qos.command())
+        self.pub = ros.node.create_publisher(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS, qos.command(lockstep=True))
         ros.bring_up('mock_hybrid5')
         ros.wait_for_subscribers(topics.HYBRID_EFFORT_COMMANDS)
         ros.spin_until(lambda: self.js, 10, 'first joint state')

@@ -101,7 +101,7 @@ class HybridControllerNode(HilLifecycleNode):
         self.cost_us = []
         self._last_warn = -math.inf
         self._eff_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS,
-                                                        qos.command(depth=50))
+                                                        qos.command(depth=50, lockstep=self.p.lockstep))
         self._ref_pub = self.create_lifecycle_publisher(JointState, topics.HYBRID_REFERENCE, self.stream_qos())
         self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
                                                           qos.command(depth=50, lockstep=self.p.lockstep))

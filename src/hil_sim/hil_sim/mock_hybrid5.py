@@ -109,7 +109,7 @@ class MockHybrid5Node(HilLifecycleNode):
         self._clock_pub = self.create_lifecycle_publisher(ClockMsg, topics.CLOCK, qos.stream(True))
         self._js_pub = self.create_lifecycle_publisher(JointState, topics.JOINT_STATES, self.stream_qos())
         self._sub = self.create_subscription(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS, self._on_command,
-                                             qos.command(depth=50 if p.lockstep else 10))
+                                             qos.command(depth=50 if p.lockstep else 10, lockstep=p.lockstep))
         self._js = JointState(name=list(p.joint_names))
         self._frame_wall = time.monotonic()
 
