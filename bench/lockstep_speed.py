@@ -8,7 +8,6 @@ asserted: the figure depends on the machine and its load.
 import os
 import subprocess
 import sys
-import tempfile
 
 DURATION = float(os.environ.get('HIL_BENCH_DURATION', '5'))
 
@@ -22,15 +21,14 @@ def run(layout_args):
 
 
 def main():
-    with tempfile.TemporaryDirectory():
-        for name, args in (('one_process', []), ('isolated', ['--isolated'])):
-            code, s = run(args)
-            if code != 0:
-                print(f'lockstep_speed.{name}.failed: {code} exit')
-                continue
-            wall = float(s['wall_time_s'])
-            print(f'lockstep_speed.{name}.sim_per_wall: {float(s["sim_per_wall"]):.3f} ratio')
-            print(f'lockstep_speed.{name}.frames_per_wall_s: {int(s["frames"]) / wall:.0f} Hz')
+    for name, args in (('one_process', []), ('isolated', ['--isolated'])):
+        code, s = run(args)
+        if code != 0:
+            print(f'lockstep_speed.{name}.failed: {code} exit')
+            continue
+        wall = float(s['wall_time_s'])
+        print(f'lockstep_speed.{name}.sim_per_wall: {float(s["sim_per_wall"]):.3f} ratio')
+        print(f'lockstep_speed.{name}.frames_per_wall_s: {int(s["frames"]) / wall:.0f} Hz')
 
 
 if __name__ == '__main__':

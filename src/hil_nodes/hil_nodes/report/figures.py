@@ -7,7 +7,6 @@ import matplotlib
 
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 
 AXES = ['x (surge)', 'y (sway)', 'z (heave)', 'roll', 'pitch', 'yaw']
 MODE_COLOURS = {'IDLE': '#dddddd', 'HOMING': '#9ecae1', 'SYNCHRONIZING': '#c6dbef', 'RUNNING': '#a1d99b',
