@@ -30,9 +30,10 @@ from trajectory_msgs.msg import JointTrajectory
 from hil_core.servo import ServoAxes, ServoConfig, order_joint_trajectory, sample_knots, validate_joint_trajectory
 from hil_core.timing import HIGH_LEVEL_PERIOD, SERVO_PERIOD
 from hil_nodes import qos, topics
-from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.base import ERROR, WARN, HilLifecycleNode, Param
 from hil_nodes.convert import duration_to_sec, ns_to_stamp, stamp_to_ns
 from hil_nodes.runner import main_for
+from hil_sim.lockstep_status import lockstep_status
 
 JOINTS = [f'slider_{i}' for i in range(1, 7)]
 REPUBLISH_PERIOD = 0.1      # wall s between re-publications of t_0 before the first command
@@ -340,12 +341,8 @@ class MockHexapodNode(HilLifecycleNode):
     def _publish_status(self) -> None:
         if self.servo is None:
             return
-        if self._late_since_status:
-            level, msg = WARN, f'{self._late_since_status} late command(s): held the last setpoint'
-        elif self.p.lockstep and not self.started:
-            level, msg = OK, 'waiting for the first command (sim time held at t_0)'
-        else:
-            level, msg = OK, 'running' if self.active else 'inactive'
+        level, msg = lockstep_status(None, self._late_since_status, 'held the last setpoint', self.p.lockstep,
+                                     self.started, self.active)
         self._late_since_status = 0
         self.status(level, msg, **self._counters())
 

@@ -33,9 +33,10 @@ from std_msgs.msg import Float64MultiArray
 from hil_core.hybrid5 import JOINT_NAMES, dynamics as dyn, kinematics as kin
 from hil_core.hybrid5.params import load_params
 from hil_nodes import qos, topics
-from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.base import ERROR, HilLifecycleNode, Param
 from hil_nodes.convert import ns_to_stamp
 from hil_nodes.runner import main_for
+from hil_sim.lockstep_status import lockstep_status
 
 JOINTS = list(JOINT_NAMES)
 REPUBLISH_PERIOD = 0.1
@@ -253,14 +254,8 @@ class MockHybrid5Node(HilLifecycleNode):
     def _publish_status(self) -> None:
         if self.plant is None:
             return
-        if self._problem:
-            level, msg = ERROR, f'braking after a rejected command: {self._problem}'
-        elif self._late_since_status:
-            level, msg = WARN, f'{self._late_since_status} late command(s): braked'
-        elif self.p.lockstep and not self.started:
-            level, msg = OK, 'waiting for the first command (sim time held at t_0)'
-        else:
-            level, msg = OK, 'running' if self.active else 'inactive'
+        level, msg = lockstep_status(self._problem, self._late_since_status, 'braked', self.p.lockstep,
+                                     self.started, self.active)
         self._late_since_status = 0
         self.status(level, msg, **self._counters())
 

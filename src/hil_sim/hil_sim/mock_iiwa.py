@@ -31,9 +31,10 @@ from std_msgs.msg import Float64MultiArray
 from hil_core.iiwa import JOINT_NAMES
 from hil_core.iiwa_arm_sim import ArmSim, ArmSimParams
 from hil_nodes import qos, topics
-from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.base import ERROR, HilLifecycleNode, Param
 from hil_nodes.convert import ns_to_stamp
 from hil_nodes.runner import main_for
+from hil_sim.lockstep_status import lockstep_status
 
 REPUBLISH_PERIOD = 0.1
 SEED_Q0 = [-0.458149, 1.151219, 0.012566, 1.179319, -1.102175, -0.04468, 2.457249]   # seed 002 (rad)
@@ -232,14 +233,8 @@ class MockIiwaNode(HilLifecycleNode):
     def _publish_status(self) -> None:
         if self.sim is None:
             return
-        if self._problem:
-            level, msg = ERROR, f'braking after a rejected command: {self._problem}'
-        elif self._late_since_status:
-            level, msg = WARN, f'{self._late_since_status} late command(s): braked'
-        elif self.p.lockstep and not self.started:
-            level, msg = OK, 'waiting for the first command (sim time held at t_0)'
-        else:
-            level, msg = OK, 'running' if self.active else 'inactive'
+        level, msg = lockstep_status(self._problem, self._late_since_status, 'braked', self.p.lockstep,
+                                     self.started, self.active)
         self._late_since_status = 0
         self.status(level, msg, **self._counters())
 
