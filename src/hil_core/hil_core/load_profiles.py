@@ -159,3 +159,42 @@ def sample_stamps_between(prev_ns: int | None, now_ns: int, period_ns: int) -> n
     last = now_ns // period_ns
     first = last if prev_ns is None else prev_ns // period_ns + 1
     return np.arange(first, last + 1, dtype=np.int64) * period_ns
+
+
+def check_dropout(values) -> str | None:
+    """Problem text of a ``sensor_dropout`` [a, b] window, or None."""
+    values = list(values)
+    return None if len(values) == 2 and values[1] >= values[0] else \
+        '[start, end] in seconds with end >= start ([0, 0] = none)'
+
+
+def load_scenario_file(path, seed: int = 0) -> tuple[LoadProfile, tuple[float, float]]:
+    """A YAML load scenario (``seed``, ``components`` list, optional ``sensor_dropout``) ->
+    (profile, dropout window). The same file drives the mock F/T node and the F/T node's
+    in-process ``sim`` source, so both give the same samples for the same file."""
+    import pathlib
+
+    import yaml
+
+    path = pathlib.Path(path).expanduser()
+    if not path.is_file():
+        raise ValueError(f"load scenario '{path}' does not exist")
+    spec = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(spec.get('components'), list):
+        raise ValueError(f"load scenario '{path}': needs a 'components' list")
+    dropout = (0.0, 0.0)
+    if 'sensor_dropout' in spec:
+        problem = check_dropout(spec['sensor_dropout'])
+        if problem:
+            raise ValueError(f"load scenario '{path}': sensor_dropout {problem}")
+        dropout = tuple(float(v) for v in spec['sensor_dropout'])
+    return LoadProfile(spec['components'], seed=int(spec.get('seed', seed))), dropout
+
+
+def dropout_mask(stamps_ns: np.ndarray, origin_ns: int, dropout: tuple[float, float]) -> np.ndarray:
+    """True for samples outside the dropout window [a, b] (s of profile time)."""
+    a, b = dropout
+    if not b > a:
+        return np.ones(stamps_ns.shape, dtype=bool)
+    t = (stamps_ns - origin_ns) * 1e-9
+    return (t < a) | (t > b)

@@ -38,8 +38,10 @@ from hil_nodes.runner import main_for
 
 class FtSensorNode(HilLifecycleNode):
     PARAMS = (
-        Param('source', str, 'mock', 'input: netft (ATI Net F/T UDP), mock (hil_sim topic), replay (bag/CSV)',
-              choices=tuple(SOURCES)),
+        Param('source', str, 'mock', 'input: netft (ATI Net F/T UDP), sim (simulated sensor in-process), '
+              'mock (hil_sim.mock_ft topic, 1.6 kHz over DDS), replay (bag/CSV)', choices=tuple(SOURCES)),
+        Param('sim_load_file', str, '', 'sim: load scenario YAML (seed, components, sensor_dropout)'),
+        Param('seed', int, 0, 'sim: seed of noise and random pushes when the load file gives none'),
         Param('sensor_ip', str, '192.168.1.1', 'Net F/T address', check=lambda v: None if v else 'must not be empty'),
         Param('sensor_port', int, 49152, 'Net F/T RDT UDP port', range=(1, 65535)),
         Param('counts_per_force', float, 1e6, 'RDT counts per N (sensor calibration)', range=(1e-6, 1e12)),
@@ -104,6 +106,8 @@ class FtSensorNode(HilLifecycleNode):
             return f"parameter 'notch_hz' = {p.notch_hz} must be below half of sample_rate ({p.sample_rate})"
         if p.publish_rate > p.sample_rate:
             return f"parameter 'publish_rate' = {p.publish_rate} exceeds sample_rate = {p.sample_rate}"
+        if p.source == 'sim' and not p.sim_load_file:
+            return "parameter 'sim_load_file' is required when source is 'sim'"
         if p.source == 'replay' and not p.replay_file:
             return "parameter 'replay_file' is required when source is 'replay'"
         return None

@@ -2,6 +2,7 @@
 
 Each source calls ``node.ingest(stamps_ns, wrench_si, flagged)`` with samples in stamp order:
 
+* ``SimSource``: the simulated sensor in-process (a load scenario sampled at ``sample_rate``);
 * ``MockSource``: subscribes ``topics.MOCK_FT_WRENCH`` (hil_sim.mock_ft); one message = one sample.
 * ``ReplaySource``: a recorded history (rosbag2 WrenchStamped topic or CSV) resampled onto the
   ``sample_rate`` grid; driven by ``/clock`` in lockstep (samples in (t_{k-1}, t_k]) or by a
@@ -25,7 +26,7 @@ from hil_core.ft import netft_protocol as rdt
 from hil_core.ft.netft_client import NetFTClient
 from hil_core.ft.replay import ReplayProfile, load_bag, load_csv
 from hil_core.ft.signal_chain import counts_to_si
-from hil_core.load_profiles import sample_stamps_between
+from hil_core.load_profiles import dropout_mask, load_scenario_file, sample_stamps_between
 from hil_nodes import topics
 from hil_nodes.base import WARN
 from hil_nodes.convert import stamp_to_ns, wrench_to_array
@@ -48,6 +49,53 @@ class MockSource:
 
     def close(self) -> None:
         self.node.destroy_subscription(self.sub)
+
+
+class SimSource:
+    """The simulated sensor read in-process (what the Net F/T box is to the lab): samples of a
+    load scenario (``sim_load_file``, the format of hil_sim.mock_ft's scenario files) at
+    ``sample_rate``, stamped on the sample grid. Lockstep: on each ``/clock`` tick the samples in
+    (t_{k-1}, t_k] (exactly 4 per 2.5 ms frame, the last stamped t_k); real time: a wall timer
+    at ``publish_rate`` takes the samples that fell due, so 1.6 kHz samples never cross DDS."""
+
+    def __init__(self, node):
+        self.node = node
+        p = node.p
+        self.profile, self.dropout = load_scenario_file(p.sim_load_file, p.seed)
+        self.period_ns = int(round(1e9 / p.sample_rate))
+        self._prev: int | None = None
+        self._origin = 0
+        self.sub = self.timer = None
+        if p.lockstep:
+            self.sub = node.create_subscription(ClockMsg, topics.CLOCK, lambda m: self._advance(stamp_to_ns(m.clock)),
+                                                QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT))
+        else:
+            self.timer = node.create_timer(1.0 / p.publish_rate,
+                                           lambda: self._advance(node.get_clock().now().nanoseconds))
+
+    def activate(self) -> None:
+        self._prev = None
+        # profile time: sim time as is; on the wall clock, seconds since activation (grid-aligned)
+        sim = self.node.get_parameter('use_sim_time').value
+        self._origin = 0 if sim else self.node.get_clock().now().nanoseconds // self.period_ns * self.period_ns
+
+    def deactivate(self) -> None:
+        self._prev = None
+
+    def _advance(self, now_ns: int) -> None:
+        if not self.node.active or (self._prev is not None and now_ns <= self._prev):
+            return
+        stamps = sample_stamps_between(self._prev, now_ns, self.period_ns)
+        self._prev = now_ns
+        stamps = stamps[dropout_mask(stamps, self._origin, self.dropout)]
+        if stamps.size:
+            self.node.ingest(stamps, self.profile.sample((stamps - self._origin) * 1e-9))
+
+    def close(self) -> None:
+        if self.sub is not None:
+            self.node.destroy_subscription(self.sub)
+        if self.timer is not None:
+            self.node.destroy_timer(self.timer)
 
 
 class ReplaySource:
@@ -170,4 +218,4 @@ class NetFTSource:
         self.client.close()
 
 
-SOURCES = {'mock': MockSource, 'replay': ReplaySource, 'netft': NetFTSource}
+SOURCES = {'sim': SimSource, 'mock': MockSource, 'replay': ReplaySource, 'netft': NetFTSource}

@@ -41,6 +41,9 @@ class NodeSpec:
     executable: str
     params: tuple[pathlib.Path, ...] = ()
     parameters: dict[str, Any] = field(default_factory=dict)
+    # applied on top of ``parameters`` only with the mock hardware (e.g. the F/T node reads the
+    # simulated sensor in-process instead of a Net F/T box)
+    mock_parameters: dict[str, Any] = field(default_factory=dict)
     remappings: dict[str, str] = field(default_factory=dict)
     managed: bool = True
     sim_only: bool = False
@@ -68,7 +71,7 @@ class SystemDescription:
         return [n.name for n in self.select(use_mock) if n.managed]
 
 
-_KNOWN_KEYS = {'name', 'package', 'executable', 'params', 'parameters', 'remappings', 'managed',
+_KNOWN_KEYS = {'name', 'package', 'executable', 'params', 'parameters', 'mock_parameters', 'remappings', 'managed',
                'sim_only', 'clock_owner'}
 
 
@@ -102,6 +105,7 @@ def parse_node(entry: Any, where: str, root: pathlib.Path) -> NodeSpec:
         params.append(full)
     return NodeSpec(name=entry['name'], package=entry['package'], executable=entry['executable'],
                     params=tuple(params), parameters=dict(entry.get('parameters') or {}),
+                    mock_parameters=dict(entry.get('mock_parameters') or {}),
                     remappings=dict(entry.get('remappings') or {}), managed=bool(entry.get('managed', True)),
                     sim_only=bool(entry.get('sim_only', False)), clock_owner=bool(entry.get('clock_owner', False)))
 
@@ -165,9 +169,11 @@ def container_ros_args(specs: list[NodeSpec], overrides_file: pathlib.Path | Non
     return args
 
 
-def inline_parameters(specs: list[NodeSpec]) -> dict[str, dict[str, Any]]:
-    """Inline `parameters:` of the YAML, keyed by node name (written into the overrides file)."""
-    return {s.name: dict(s.parameters) for s in specs if s.parameters}
+def inline_parameters(specs: list[NodeSpec], use_mock: bool = True) -> dict[str, dict[str, Any]]:
+    """Inline `parameters:` (and with the mock hardware `mock_parameters:`) of the YAML, keyed by
+    node name (written into the overrides file)."""
+    out = {s.name: {**s.parameters, **(s.mock_parameters if use_mock else {})} for s in specs}
+    return {name: values for name, values in out.items() if values}
 
 
 def launch_entries(system: SystemDescription, use_mock: bool = True,
@@ -234,8 +240,10 @@ def apply_scenario(system: SystemDescription, scenario: Scenario | None) -> Syst
         if spec.name == 'supervisor':
             nodes += list(scenario.nodes)
         remap = dict(spec.remappings, **scenario.remap.get(spec.name, {}))
-        params = dict(spec.parameters, **scenario.parameters.get(spec.name, {}))
-        nodes.append(replace(spec, remappings=remap, parameters=params))
+        given = scenario.parameters.get(spec.name, {})
+        params = dict(spec.parameters, **given)
+        mock = {k: v for k, v in spec.mock_parameters.items() if k not in given}   # the scenario wins
+        nodes.append(replace(spec, remappings=remap, parameters=params, mock_parameters=mock))
     if not any(s.name == 'supervisor' for s in system.nodes):
         nodes += list(scenario.nodes)
     extra_names = {n.name for n in scenario.nodes}

@@ -14,14 +14,11 @@ in hil_core.load_profiles, optional ``sensor_dropout``) or from the ``profile`` 
 """
 from __future__ import annotations
 
-import pathlib
-
-import yaml
 from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
 
-from hil_core.load_profiles import LoadProfile, sample_stamps_between
+from hil_core.load_profiles import LoadProfile, check_dropout, dropout_mask, load_scenario_file, sample_stamps_between
 from hil_nodes import topics
 from hil_nodes.base import OK, HilLifecycleNode, Param
 from hil_nodes.convert import array_to_wrench, ns_to_stamp, stamp_to_ns
@@ -30,8 +27,6 @@ from hil_nodes.runner import main_for
 PROFILES = ('none', 'constant', 'impulses', 'steps', 'chirp', 'pushes')
 
 
-def _dropout_check(v):
-    return None if len(v) == 2 and v[1] >= v[0] else '[start, end] in seconds with end >= start ([0, 0] = none)'
 
 
 class MockFtNode(HilLifecycleNode):
@@ -59,7 +54,7 @@ class MockFtNode(HilLifecycleNode):
         Param('mains_hz', float, 50.0, 'mains frequency (Hz)', range=(1.0, 1000.0)),
         Param('mains_harmonics', int, 3, 'number of mains harmonics (amplitude 1/h)', range=(0, 50)),
         Param('seed', int, 0, 'seed of noise and random pushes (same seed, same samples)'),
-        Param('sensor_dropout', 'float[]', [0.0, 0.0], 'no samples in [a, b] s of sim time', check=_dropout_check),
+        Param('sensor_dropout', 'float[]', [0.0, 0.0], 'no samples in [a, b] s of sim time', check=check_dropout),
         Param('timer_period', float, 0.0025, 'real time: publishing period (s)', range=(1e-4, 1.0)),
     )
 
@@ -99,23 +94,12 @@ class MockFtNode(HilLifecycleNode):
 
     def configure_node(self) -> None:
         self.dropout = tuple(self.p.sensor_dropout)
-        seed = self.p.seed
         if self.p.scenario_file:
-            path = pathlib.Path(self.p.scenario_file).expanduser()
-            if not path.is_file():
-                raise ValueError(f"scenario_file '{path}' does not exist")
-            spec = yaml.safe_load(path.read_text()) or {}
-            if not isinstance(spec.get('components'), list):
-                raise ValueError(f"scenario_file '{path}': needs a 'components' list")
-            components, seed = spec['components'], int(spec.get('seed', seed))
-            if 'sensor_dropout' in spec:
-                problem = _dropout_check(list(spec['sensor_dropout']))
-                if problem:
-                    raise ValueError(f"scenario_file '{path}': sensor_dropout {problem}")
-                self.dropout = tuple(float(v) for v in spec['sensor_dropout'])
+            self.profile, dropout = load_scenario_file(self.p.scenario_file, self.p.seed)
+            if dropout[1] > dropout[0]:
+                self.dropout = dropout
         else:
-            components = self._components_from_params()
-        self.profile = LoadProfile(components, seed=seed)
+            self.profile = LoadProfile(self._components_from_params(), seed=self.p.seed)
         self.period_ns = int(round(1e9 / self.p.sample_rate))
         self.pub = self.create_lifecycle_publisher(WrenchStamped, topics.MOCK_FT_WRENCH, self.stream_qos())
         if self.p.lockstep:
@@ -162,10 +146,7 @@ class MockFtNode(HilLifecycleNode):
             return 0
         stamps = sample_stamps_between(self._prev_ns, now_ns, self.period_ns)
         self._prev_ns = now_ns
-        a, b = self.dropout
-        if b > a:
-            t = (stamps - self._origin_ns) * 1e-9
-            stamps = stamps[(t < a) | (t > b)]
+        stamps = stamps[dropout_mask(stamps, self._origin_ns, self.dropout)]
         if stamps.size == 0:
             return 0
         wrenches = self.profile.sample((stamps - self._origin_ns) * 1e-9)
