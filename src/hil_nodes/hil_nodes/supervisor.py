@@ -91,6 +91,8 @@ class SupervisorNode(Node):
         self.run_duration_reached = False
         self.unknown_events = 0
         self._duration_ns = int(round(self.p.run_duration * 1e9))
+        self._t0_ns = None
+        self.run_time_ns = 0
         self._last_clock_ns: int | None = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
 
@@ -334,7 +336,12 @@ class SupervisorNode(Node):
             self._frame(now.to_msg(), now.nanoseconds)
 
     def _frame(self, stamp, t_ns: int) -> None:
-        if self._duration_ns > 0 and not self.run_duration_reached and t_ns >= self._duration_ns:
+        # run time counts from the first frame: t = 0 in simulation, the wall time of the first
+        # frame in real time (wall clock everywhere)
+        if self._t0_ns is None:
+            self._t0_ns = 0 if self.p.lockstep else t_ns
+        self.run_time_ns = t_ns - self._t0_ns
+        if self._duration_ns > 0 and not self.run_duration_reached and self.run_time_ns >= self._duration_ns:
             self.run_duration_reached = True
             if self.machine.mode in _STOPPABLE:
                 self._apply(Request.STOP)
@@ -346,7 +353,7 @@ class SupervisorNode(Node):
     # --- diagnostics ------------------------------------------------------------------------------
     def _publish_status(self) -> None:
         mode = self.machine.mode
-        values = {'mode': mode.value, 'fault_reason': self.machine.fault_reason,
+        values = {'mode': mode.value, 'fault_reason': self.machine.fault_reason, 'run_time': self.run_time_ns * 1e-9,
                   'faults': self.machine.fault_count, 'lifecycle': self.lifecycle,
                   'frames': self.frames, 'run_duration_reached': self.run_duration_reached,
                   'unknown_events': self.unknown_events}
