@@ -2,7 +2,10 @@
 
 Prints ``name: value unit`` lines:
 * per-step cost of the model update at 400 Hz (step only, and step + pose/twist/accel outputs,
-  i.e. the node's per-wrench work without messages), 3 Hz seed model and the Cummins floater;
+  i.e. the node's per-wrench work without messages), 3 Hz seed model and the Cummins floater,
+  for the numpy oracle (``numpy``) and the compiled path (``compiled``: admittance.compiled,
+  numba; ``step_outputs_into`` is the allocation-free call into one kept buffer), and the
+  first compiled call of a fresh process (numba cache load, or compilation if no cache);
 * ideal response of a 60 s recording (24000 samples at 400 Hz);
 * the FRF tool (4 impulse segments of 7500 samples, H1 + coherence + linear phase fits) on a
   60 s recording at 1.6 kHz (96000 samples, seed 000 section 5.1 sampling).
@@ -42,16 +45,29 @@ def main() -> int:
     print(f'load_average_1min: {os.getloadavg()[0]:.2f} processes')
     rng = np.random.default_rng(0)
     wrenches = rng.normal(size=(4000, 6)) * 50
+    t0 = time.perf_counter()       # the constructor loads the compiled kernels (numba cache)
     seed = LtiAdmittanceModel(*matrices_from_frequency(3.0, 0.2, [5000.0] * 3 + [200.0] * 3), T)
+    print(f'admittance_compiled_first_construction: {(time.perf_counter() - t0) * 1e3:.1f} ms')
     floater = CumminsFloater.from_yaml(str(ROOT / 'config' / 'floater_example.yaml'), T)
+    t0 = time.perf_counter()
+    seed.step(wrenches[0])
+    seed.outputs()
+    print(f'admittance_compiled_first_step: {(time.perf_counter() - t0) * 1e3:.3f} ms')
+    buf = np.empty(19)
     for name, model in (('seed3hz', seed), ('floater', floater)):
-        p50, p99 = per_call_us(lambda i: model.step(wrenches[i]), wrenches.shape[0])
-        print(f'admittance_{name}_step_p50: {p50:.1f} us')
-        print(f'admittance_{name}_step_p99: {p99:.1f} us')
-        p50, p99 = per_call_us(lambda i: (model.step(wrenches[i]), model.outputs()), wrenches.shape[0])
-        print(f'admittance_{name}_step_outputs_p50: {p50:.1f} us')
-        print(f'admittance_{name}_step_outputs_p99: {p99:.1f} us')
-        print(f'admittance_{name}_budget_fraction_p99: {p99 * 1e-6 / T:.4f} ratio')
+        for impl in ('numpy', 'compiled'):
+            model.compiled = impl == 'compiled'
+            tag = f'admittance_{name}_{impl}'
+            p50, p99 = per_call_us(lambda i: model.step(wrenches[i]), wrenches.shape[0])
+            print(f'{tag}_step_p50: {p50:.1f} us')
+            print(f'{tag}_step_p99: {p99:.1f} us')
+            p50, p99 = per_call_us(lambda i: (model.step(wrenches[i]), model.outputs()), wrenches.shape[0])
+            print(f'{tag}_step_outputs_p50: {p50:.1f} us')
+            print(f'{tag}_step_outputs_p99: {p99:.1f} us')
+            print(f'{tag}_budget_fraction_p99: {p99 * 1e-6 / T:.4f} ratio')
+        p50, p99 = per_call_us(lambda i: model.step_outputs(wrenches[i], buf), wrenches.shape[0])
+        print(f'admittance_{name}_compiled_step_outputs_into_p50: {p50:.1f} us')
+        print(f'admittance_{name}_compiled_step_outputs_into_p99: {p99:.1f} us')
 
     # ideal response of a 60 s, 400 Hz recording
     n = int(60.0 / T)

@@ -22,6 +22,10 @@ An optional linear velocity-driven block (``radiation``: ``z_dot = Ar z + Br q_d
 
 Bumpless parameter change: ``set_matrices`` rebuilds the discretisation but keeps the physical
 state (pose offset, twist, radiation state), so the reference pose never steps.
+
+Per-wrench work (``step``, ``outputs``, ``step_outputs``) runs as one compiled call
+(``admittance.compiled``, numba) by default; ``compiled=False`` selects the plain numpy code
+below, which stays as the test oracle (test/unit/test_admittance_compiled.py).
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from hil_core.admittance import compiled as _ck
 from hil_core.admittance import pose_offset
 from hil_core.rotations import quat_to_matrix, rotvec_to_quat
 
@@ -38,6 +43,7 @@ SEED_STIFFNESS = (5000.0, 5000.0, 5000.0, 200.0, 200.0, 200.0)  # N/m, N m/rad
 SEED_DAMPING_RATIO = 0.2
 SEED_FREQUENCY_HZ = 3.0
 HOME_IDENTITY = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+_NO_QUAD = np.zeros((0, 0))
 
 
 @dataclass(frozen=True)
@@ -127,7 +133,8 @@ class LtiAdmittanceModel:
     reference point) or 'body' (in the axes of the moving TCP: rotated by the current
     orientation), ``tcp_offset`` (7: pose of the TCP, where the wrench acts and the reference is
     commanded, in the model's body frame; identity = the model's reference point is the TCP),
-    ``radiation`` (optional ``Radiation``).
+    ``radiation`` (optional ``Radiation``), ``compiled`` (numba per-wrench path; False = the
+    numpy oracle).
 
     With a TCP offset ``r`` (control axes) the wrench at the TCP acts on the model as
     ``f, tau + r x f`` and the outputs are the TCP's pose, twist and acceleration (rigid body).
@@ -135,7 +142,7 @@ class LtiAdmittanceModel:
 
     def __init__(self, M, D, K, period, home=HOME_IDENTITY, enabled=(True,) * 6,
                  force_scale=(1.0,) * 6, equilibrium=(0.0,) * 6, wrench_frame='control',
-                 radiation: Radiation | None = None, tcp_offset=HOME_IDENTITY):
+                 radiation: Radiation | None = None, tcp_offset=HOME_IDENTITY, compiled: bool = True):
         if not (np.isfinite(period) and period > 0):
             raise ValueError(f'period must be > 0 s, got {period}')
         problem = pose_offset.check_home_pose(home)
@@ -166,7 +173,14 @@ class LtiAdmittanceModel:
         self.nr = 0 if radiation is None else radiation.order
         self.x = np.zeros(2 * self.n + self.nr)
         self._u_eff = np.zeros(self.n)
+        self.compiled = bool(compiled)
+        self._work = np.zeros(2 * self.x.size + 24)     # kernel scratch: no allocation per wrench
+        self._idx64 = self.idx.astype(np.int64)
+        self._tcp_pos = np.ascontiguousarray(self.tcp_offset[:3])
+        self._quad = None                                # resolved at the first compiled step
         self.set_matrices(M, D, K, force_scale, equilibrium)
+        if self.compiled:
+            self._warm_kernels()
 
     # --- parameters ----------------------------------------------------------------------------
     def set_matrices(self, M, D, K, force_scale=None, equilibrium=None):
@@ -193,10 +207,12 @@ class LtiAdmittanceModel:
         # Commit only after everything above succeeded: a refused change leaves the model as it was.
         self.M, self.D, self.K = M, D, K
         self.force_scale, self.equilibrium = scale, eq
-        self.A, self.B, self.Ad, self.Bd = A, B, Ad, Bd
+        self.A, self.B = A, B
+        self.Ad, self.Bd = np.ascontiguousarray(Ad), np.ascontiguousarray(Bd)
         self._acc_rows = A[n:2 * n]    # acceleration = rows of A x + Mi u (input held: left limit)
         self._Mi = Mi
         self._k_eq = Ke @ eq[e]        # constant spring preload of the equilibrium offset
+        self._scale_c = np.ascontiguousarray(scale, dtype=float)
         self._dcache = {}
 
     def discretize(self, T):
@@ -204,7 +220,7 @@ class LtiAdmittanceModel:
         key = round(T * 1e9)
         hit = self._dcache.get(key)
         if hit is None:
-            hit = self._dcache[key] = zoh(self.A, self.B, T)
+            hit = self._dcache[key] = tuple(np.ascontiguousarray(m) for m in zoh(self.A, self.B, T))
         return hit
 
     # --- state -------------------------------------------------------------------------------------
@@ -268,6 +284,8 @@ class LtiAdmittanceModel:
 
     def step(self, wrench, T=None):
         """Advance one period with the wrench held (ZOH); return the new pose offset (6)."""
+        if self.compiled and self._compiled_step(wrench, T):
+            return self.q
         u = self.generalized_force(wrench) + self.extra_force()
         Ad, Bd = (self.Ad, self.Bd) if T is None else self.discretize(T)
         self.x = Ad @ self.x + Bd @ u
@@ -294,12 +312,72 @@ class LtiAdmittanceModel:
 
     def outputs(self):
         """(pose, twist, accel) of the TCP in one pass (the node's per-cycle call)."""
+        if self.compiled:
+            out = self.outputs_into(np.empty(19))
+            return out[0:7], out[7:13], out[13:19]
         q, qd, qdd = self.q, self.qd, self.qdd
         out = (pose_offset.offset_to_pose(self.home, q), pose_offset.offset_rate_to_twist(q, qd),
                pose_offset.offset_accel_to_accel(q, qd, qdd))
         if self._has_tcp:
             return pose_offset.point_outputs(*out, self.tcp_offset)
         return out
+
+    # --- compiled path (admittance.compiled) ---------------------------------------------------------
+    def _quad_matrix(self):
+        """Quadratic damping for the kernel: none for this class, the floater's own matrix for
+        ``CumminsFloater``; None (numpy path) for any other subclass's extra_force."""
+        ef = type(self).extra_force
+        if ef is LtiAdmittanceModel.extra_force:
+            return _NO_QUAD
+        if ef.__qualname__ == 'CumminsFloater.extra_force' and ef.__module__ == 'hil_core.admittance.floater':
+            return np.ascontiguousarray(self.quadratic_damping) if self._has_quad else _NO_QUAD
+        return None
+
+    def _warm_kernels(self) -> None:
+        """Run both kernels once on scratch copies with this model's own argument types, so the
+        numba cache load (or compilation) happens here at construction, not at the first
+        wrench of a run (about 1 s in a fresh process with the cache, several without)."""
+        _ck.step_kernel(self.Ad, self.Bd, self.x.copy(), self._u_eff.copy(), np.zeros(6), self._idx64,
+                        self._scale_c, self._k_eq, self.wrench_frame == 'body', self._has_tcp, self._home_rot,
+                        self._tcp_rot, self._tcp_pos, self._acc_rows, self._Mi, _NO_QUAD, self.period,
+                        np.zeros(self._work.size))
+        _ck.outputs_kernel(self.x, self._u_eff, self._idx64, self._acc_rows, self._Mi, self.home,
+                           self._has_tcp, self.tcp_offset, np.empty(19), np.zeros(self._work.size))
+
+    def _compiled_step(self, wrench, T) -> bool:
+        """One step through the kernel; False when this model's extra force is not compiled."""
+        if self._quad is None:
+            self._quad = self._quad_matrix()
+            if self._quad is None:
+                self.compiled = False
+                return False
+        w = wrench
+        if type(w) is not np.ndarray or w.dtype != np.float64 or w.shape != (6,):
+            w = np.asarray(wrench, dtype=float)
+            if w.shape != (6,):
+                raise ValueError(f'wrench must be 6 finite values, got {w.tolist()}')
+        Ad, Bd = (self.Ad, self.Bd) if T is None else self.discretize(T)
+        if not _ck.step_kernel(Ad, Bd, self.x, self._u_eff, w, self._idx64, self._scale_c, self._k_eq,
+                               self.wrench_frame == 'body', self._has_tcp, self._home_rot, self._tcp_rot,
+                               self._tcp_pos, self._acc_rows, self._Mi, self._quad, self.period, self._work):
+            raise ValueError(f'wrench must be 6 finite values, got {w.tolist()}')
+        return True
+
+    def outputs_into(self, out):
+        """Compiled outputs into ``out`` (19,): pose [0:7], twist [7:13], accel [13:19]."""
+        _ck.outputs_kernel(self.x, self._u_eff, self._idx64, self._acc_rows, self._Mi, self.home,
+                           self._has_tcp, self.tcp_offset, out, self._work)
+        return out
+
+    def step_outputs(self, wrench, out, T=None):
+        """``step`` then the outputs into ``out`` (19,) with no allocation: the node's per-wrench
+        call when it keeps one buffer (pose [0:7], twist [7:13], accel [13:19])."""
+        if not (self.compiled and self._compiled_step(wrench, T)):
+            self.step(wrench, T)
+            pose, twist, accel = self.outputs()
+            out[0:7], out[7:13], out[13:19] = pose, twist, accel
+            return out
+        return self.outputs_into(out)
 
     # --- analysis --------------------------------------------------------------------------------------
     def compliance_frf(self, freqs_hz):
