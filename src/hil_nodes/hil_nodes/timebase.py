@@ -12,8 +12,15 @@ B-spline to the servo period.
   the servo points at time_from_start = Ts, 2 Ts, ... T (positions + velocities), header.stamp
   = the frame time. Lockstep: the reference stamped t_k produces the command of frame k; if
   the simulated clock passes a frame without a reference, that frame is produced anyway (the
-  buffer drains, then holds) so the mock never waits for a reference that will not come. Real
-  time: a timer every move time.
+  buffer drains, then holds) so the mock never waits for a reference that will not come.
+  Real time: a timer every move time produces the frames of the wall-time grid that are due.
+  The reader clock of the time base is the real frame time (never a count of timer callbacks:
+  a late or missed callback must show up as distance, else the control slows down while the
+  reader falls behind) and runs ``lead_frames`` ahead of the wall clock, so the servo points of a
+  frame are out one frame before the drives need them. Each message then carries the previous
+  frame's points and the new ones (8 points, header.stamp = the wall frame time): a message up
+  to one frame late still covers the present, and a JTC that replaces its trajectory on receipt
+  starts from a state on the same cubic, so it reproduces the servo points exactly.
 * ``/diagnostics``: W-R distance (integer and fractional), time-base factor, underruns,
   holds, overruns, refused/filled references, delay reference stamp -> setpoint (last, min,
   max). WARN while holding without references, ERROR (latched hold) on an IK failure.
@@ -57,6 +64,10 @@ class TimebaseNode(HilLifecycleNode):
         Param('max_gap_fill', int, 2, 'missing references filled by interpolation', range=(1, 16)),
         Param('extrapolate_moves', int, 1, 'underrun: moves continued at constant velocity before holding',
               range=(0, 4)),
+        Param('lead_frames', int, 1, 'real time: frames the reader clock runs ahead of the wall clock '
+              '(each message then also repeats the previous frame: 8 points)', range=(0, 1)),
+        Param('max_catchup', int, 4, 'real time: late frames produced at once before frames are skipped',
+              range=(1, 100)),
         Param('status_period', float, 0.5, 'wall s between metric diagnostics', range=(0.01, 60.0)),
         Param('warn_interval', float, 1.0, 'wall s between repeated warnings of one kind', range=(0.0, 60.0)),
     )
@@ -67,7 +78,9 @@ class TimebaseNode(HilLifecycleNode):
         self._io = []
         self._own_timers = []
         self._last_warn: dict[str, float] = {}
-        self.counters = dict.fromkeys(('frames', 'references', 'invalid', 'stale', 'filled'), 0)
+        self.counters = dict.fromkeys(('frames', 'references', 'invalid', 'stale', 'filled', 'skipped_frames',
+                                       'servo_cycles', 'saturated_cycles', 'factor_off_cycles',
+                                       'distance_off_frames'), 0)
 
     # --- lifecycle ---------------------------------------------------------------------------
     def configure_node(self) -> None:
@@ -84,6 +97,10 @@ class TimebaseNode(HilLifecycleNode):
             raise ValueError(f"parameter 'robot': {exc}") from exc
         self.frame_ns = int(round(p.move_time * 1e9))
         self.times = np.arange(1, self.cfg.servo_per_move + 1) * p.servo_period
+        # real time: lead_frames ahead, and the previous frame's points repeated in every message
+        self.lead_ns = 0 if p.lockstep else p.lead_frames * self.frame_ns
+        n_out = self.cfg.servo_per_move * (1 + (p.lead_frames if not p.lockstep else 0))
+        self.out_times = np.arange(1, n_out + 1) * p.servo_period
         self.pub = self.create_lifecycle_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
                                                    qos.command(depth=50, lockstep=p.lockstep))
         self._io = [self.create_subscription(PoseStamped, topics.PLANNER_SAFE_REFERENCE, self._on_reference,
@@ -100,6 +117,7 @@ class TimebaseNode(HilLifecycleNode):
         self._draining = False
         self._fault_reported = False
         self._delays = []
+        self._prev_out = None
         self._own_timers = [self.create_timer(self.p.status_period, self._report,
                                           clock=self._steady_clock())]
         if not self.p.lockstep:
@@ -183,19 +201,40 @@ class TimebaseNode(HilLifecycleNode):
             self._produce(t_ns)
 
     def _on_tick(self) -> None:
-        if self.active and self.engine is not None and self.engine.started:
-            self._produce(self.get_clock().now().nanoseconds, real_time=True)
+        """Real time: produce the frames of the wall-time grid that are due (catch up a few late
+        ones; beyond ``max_catchup`` frames are skipped and counted)."""
+        if not (self.active and self.engine is not None and self.engine.started):
+            return
+        now = self.get_clock().now().nanoseconds // self.frame_ns * self.frame_ns
+        if self.last_frame_ns is None:
+            self._produce(now)
+            return
+        due = (now - self.last_frame_ns) // self.frame_ns
+        if due > self.p.max_catchup:
+            self.counters['skipped_frames'] += due - self.p.max_catchup
+            self.last_frame_ns += (due - self.p.max_catchup) * self.frame_ns
+        while self.last_frame_ns < now:
+            self._produce(self.last_frame_ns + self.frame_ns)
 
     # --- output ------------------------------------------------------------------------------
-    def _produce(self, frame_ns: int, real_time: bool = False) -> None:
+    def _produce(self, frame_ns: int) -> None:
         if self.last_frame_ns is not None and frame_ns <= self.last_frame_ns:
             return
-        rel = (frame_ns - self.epoch_ns) * 1e-9
-        out = self.engine.step_frame(None if real_time else rel)
+        rel = (frame_ns + self.lead_ns - self.epoch_ns) * 1e-9     # the reader clock
+        out = self.engine.step_frame(rel)
         self.last_frame_ns = frame_ns
         self.counters['frames'] += 1
-        self.pub.publish(convert.joint_trajectory(self.p.joint_names, frame_ns, self.times,
-                                                  out.positions, out.velocities))
+        self._count_cycles(out)
+        if self.lead_ns:
+            prev = self._prev_out
+            pos = out.positions if prev is None else np.vstack([prev[0], out.positions])
+            vel = out.velocities if prev is None else np.vstack([prev[1], out.velocities])
+            times = self.out_times[-len(pos):]      # the first message has only the new points
+            self._prev_out = (out.positions, out.velocities)
+            self.pub.publish(convert.joint_trajectory(self.p.joint_names, frame_ns, times, pos, vel))
+        else:
+            self.pub.publish(convert.joint_trajectory(self.p.joint_names, frame_ns, self.times,
+                                                      out.positions, out.velocities))
         self._delays.extend((rel + self.times - out.ref_stamps).tolist())
         self._last_out = out
         if out.fault and not self._fault_reported:
@@ -208,6 +247,16 @@ class TimebaseNode(HilLifecycleNode):
                 self.status(WARN, 'no references: buffer drained, holding at rest', **self._metrics())
             else:
                 self.status(OK, 'references back: following', **self._metrics())
+
+    def _count_cycles(self, out) -> None:
+        """Counters the supervisor watches: time-base saturation and distortion, W-R off default."""
+        c, eng = self.counters, self.engine
+        n = np.rint((out.factors - 1.0) / self.cfg.step)
+        c['servo_cycles'] += len(n)
+        c['saturated_cycles'] += int(np.count_nonzero(np.abs(n) >= self.cfg.max_steps))
+        c['factor_off_cycles'] += int(np.count_nonzero(np.abs(n) > 2))
+        if not eng.holding and out.distances[-1] != self.cfg.default_distance:
+            c['distance_off_frames'] += 1
 
     def _metrics(self) -> dict:
         eng = self.engine

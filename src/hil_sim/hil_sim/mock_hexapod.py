@@ -9,9 +9,13 @@ counts a late command and advances. Before the first command ever it does not ad
 all and re-publishes t_0 at 10 Hz wall. Waiting is *state* checked on arrival of a command
 and on a short steady timer, never a blocking call, so the executor keeps serving services.
 
-Real time (``lockstep: false``): the mock advances on a steady timer every
-``frame_period / time_scale`` wall seconds and never waits; the latest accepted command is
-the active trajectory (``header.stamp == 0`` = start now), as with a ros2_control JTC.
+Real time (``lockstep: false``): wall clock, no ``/clock``. Frames lie on the wall-time grid
+(t_k = k T of the node clock); a steady timer integrates every frame that wall time says is due
+and never waits. A command replaces the active trajectory as a ros2_control JTC does
+(``header.stamp == 0`` = start now), at the frame in which it was received: a command that
+arrives while the integration of earlier frames is still pending (late timer) waits for them,
+so the drives follow exactly what a JTC with a fine update rate would (the timebase's
+overlapping 8-point messages then reproduce its servo points exactly).
 
 Bad commands (wrong joint count, unknown/duplicate names, NaN/inf, non-monotonic times,
 positions or velocities beyond limits) are rejected with an ERROR diagnostic naming the
@@ -127,7 +131,10 @@ class MockHexapodNode(HilLifecycleNode):
         p = self.p
         self._build_state()
         stream = self.stream_qos()
-        self._clock_pub = self.create_lifecycle_publisher(ClockMsg, topics.CLOCK, qos.stream(True))
+        # a simulated clock exists in lockstep and in scaled real time; real time at pace 1 runs on
+        # the wall clock (no /clock stream)
+        self._clock_pub = (self.create_lifecycle_publisher(ClockMsg, topics.CLOCK, qos.stream(True))
+                           if self.sim_clock else None)
         self._js_pub = self.create_lifecycle_publisher(JointState, topics.JOINT_STATES, stream)
         self._sub = self.create_subscription(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
                                              self._on_command, qos.command(depth=50 if p.lockstep else 10, lockstep=p.lockstep))
@@ -145,13 +152,22 @@ class MockHexapodNode(HilLifecycleNode):
         self.frames = self.late_commands = self.rejected_commands = self.stale_commands = 0
         self.overruns = 0
         self._pending: dict[int, tuple] = {}
+        self._queued: list[tuple[int, int, tuple | None]] = []   # real time: (apply at, stamp, entry)
         x0 = np.asarray(p.initial_positions, float)
         self._knots = (np.array([0.0]), x0[None, :], None)    # active setpoint trajectory (rel. s)
         self._frame_wall = time.monotonic()
         self._run_wall0 = None
         self._late_since_status = 0
 
+    @property
+    def sim_clock(self) -> bool:
+        return self.p.lockstep or self.p.time_scale != 1.0
+
     def activate_node(self) -> None:
+        if not self.sim_clock:
+            # frames on the wall-time grid, from the current one on
+            self.start_ns = self.get_clock().now().nanoseconds // self.frame_ns * self.frame_ns
+            self.k = 0
         self._publish_frame()
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._own_timers.append(self.create_timer(self.p.status_period, self._publish_status, clock=steady))
@@ -187,7 +203,8 @@ class MockHexapodNode(HilLifecycleNode):
             self.destroy_subscription(self._sub)
             self._sub = None
         for pub in (self._clock_pub, self._js_pub):
-            self.destroy_lifecycle_publisher(pub)
+            if pub is not None:
+                self.destroy_lifecycle_publisher(pub)
 
     def error_node(self) -> None:
         self.deactivate_node()
@@ -220,10 +237,11 @@ class MockHexapodNode(HilLifecycleNode):
             pos, vel = order_joint_trajectory(msg.joint_names, p.joint_names, positions, velocities)
             entry = (np.asarray(times), pos, vel)
         if not p.lockstep:
-            if entry is None:
-                self._hold()           # stop following: keep the current setpoint, no jump
-            else:
-                self._set_trajectory(self.t_ns if stamp == 0 else stamp, entry)
+            # applied in the frame of arrival (after the frames still due before it)
+            arrival = (self.t_ns if self.sim_clock else
+                       self.get_clock().now().nanoseconds // self.frame_ns * self.frame_ns)
+            self._queued.append((arrival, stamp, entry))
+            self._apply_queued()
             return
         key = self.t_ns if stamp == 0 else stamp     # stamp 0 = "now" (JTC convention)
         if key < self.t_ns or key in self._pending:
@@ -251,6 +269,14 @@ class MockHexapodNode(HilLifecycleNode):
         knot_v = None if vel is None else np.vstack([sp_v, vel])
         self._knots = (np.r_[now, kt], np.vstack([sp_p, pos]), knot_v)
 
+    def _apply_queued(self) -> None:
+        while self._queued and self._queued[0][0] <= self.t_ns:
+            _, stamp, entry = self._queued.pop(0)
+            if entry is None:
+                self._hold()           # stop following: keep the current setpoint, no jump
+            else:
+                self._set_trajectory(self.t_ns if stamp == 0 else stamp, entry)
+
     def _hold(self) -> None:
         now = self._rel(self.t_ns)
         sp_p, _ = sample_knots(*self._knots, np.array([now]))
@@ -270,7 +296,8 @@ class MockHexapodNode(HilLifecycleNode):
 
     def _publish_frame(self) -> None:
         stamp = ns_to_stamp(self.t_ns)
-        self._clock_pub.publish(ClockMsg(clock=stamp))
+        if self._clock_pub is not None:
+            self._clock_pub.publish(ClockMsg(clock=stamp))
         js = self._js
         js.header.stamp = stamp
         js.position = self.servo.position.tolist()
@@ -316,11 +343,28 @@ class MockHexapodNode(HilLifecycleNode):
             self._step()
 
     def _realtime_tick(self) -> None:
-        """Advance the frames that wall time says are due (timer callbacks can come late on a
-        loaded machine; sim time must still follow wall * time_scale). A backlog above
-        MAX_CATCHUP frames is dropped and counted as overruns rather than burst out."""
+        """Integrate the frames that wall time says are due (timer callbacks can come late on a
+        loaded machine). A backlog above MAX_CATCHUP frames is skipped (the drives hold, the
+        frames are counted as overruns) rather than burst out."""
         if not self.active:
             return
+        if self.sim_clock:
+            return self._scaled_tick()
+        due = (self.get_clock().now().nanoseconds - self.t_ns) // self.frame_ns
+        if due > MAX_CATCHUP:
+            skip = due - MAX_CATCHUP
+            self.overruns += skip
+            self._apply_queued()
+            self._hold()
+            self.k += skip
+            due = MAX_CATCHUP
+        for _ in range(max(due, 0)):
+            self._apply_queued()
+            self._step()
+        self._apply_queued()
+
+    def _scaled_tick(self) -> None:
+        """Real time at a pace other than 1 (time_scale): frames follow the steady clock."""
         now = time.monotonic()
         if self._rt_wall0 is None:
             self._rt_wall0, self._rt_frames0 = now - self.p.frame_period / self.p.time_scale, self.frames
@@ -330,13 +374,14 @@ class MockHexapodNode(HilLifecycleNode):
             self._rt_wall0 += (due - MAX_CATCHUP) * self.p.frame_period / self.p.time_scale
             due = MAX_CATCHUP
         for _ in range(max(due, 0)):
+            self._apply_queued()
             self._step()
 
     # --- diagnostics ---------------------------------------------------------------------------
     def _counters(self) -> dict:
         return dict(frames=self.frames, late_commands=self.late_commands,
                     rejected_commands=self.rejected_commands, stale_commands=self.stale_commands,
-                    realtime_overruns=self.overruns, sim_time=self.t_ns * 1e-9)
+                    realtime_overruns=self.overruns, sim_time=self._rel(self.t_ns) + self.p.start_time)
 
     def _publish_status(self) -> None:
         if self.servo is None:

@@ -56,7 +56,12 @@ def _overrides(system, specs, args, bag_path) -> dict:
         params[name].update({k: _resolve_path(root, v) for k, v in values.items()})
     for spec in specs:
         p = params[spec.name]
-        p.update({'use_sim_time': not spec.clock_owner, 'lockstep': args.lockstep, 'seed': args.seed})
+        # lockstep (and real time at another pace): the mock hardware owns /clock and every other
+        # node follows it; real time: wall clock everywhere (no /clock stream: a 400 Hz clock would
+        # cost a callback per node)
+        sim_clock = args.lockstep or time_scale != 1.0
+        p.update({'use_sim_time': sim_clock and not spec.clock_owner, 'lockstep': args.lockstep,
+                  'seed': args.seed})
         if spec.clock_owner:
             p['time_scale'] = float(time_scale)
     managed = [s.name for s in specs if s.managed]
@@ -190,7 +195,7 @@ def _follow(client: RunClient, group: ProcessGroup, args) -> str:
             print(f'hil run: process(es) exited early: {dead} (logs in {group.log_dir})', file=sys.stderr)
             return 'error'
         now = time.monotonic()
-        if now - client.last_clock_wall > args.stall_timeout:
+        if now - client.last_progress_wall > args.stall_timeout:
             print(f'hil run: no simulation progress for {args.stall_timeout:.0f} s (mode {mode or "unknown"}); '
                   f'logs in {group.log_dir}', file=sys.stderr)
             return 'error'
