@@ -189,22 +189,52 @@ def test_bad_input_is_reported_and_never_makes_a_jump(ros):
     assert np.all(np.isfinite(p))
 
 
-def test_out_of_order_reference_stamps_in_real_time_mode(ros):
-    rig = Rig(ros, lockstep=False)
-    rig.up()
-    rig.measured(HOME)
-    rig.frames('HOMING', n=4)
-    rig.ros.spin_until(lambda: 'homed' in rig.names(rig.hil_events), 10, 'homed')
-    # real time: a reference not newer than the last one used is ignored (dropout, hold)
-    for i in range(1, 30):
-        stamp = (rig.k + 1) * T_NS if i != 10 else (rig.k - 5) * T_NS
+def test_real_time_steps_once_per_reference_with_its_stamp_and_brakes_without_them(ros):
+    """Real time (wall clock): one step per model reference, stamped with it (an older or repeated
+    stamp is ignored); without references the planner steps on its own timer (homing, braking)."""
+    from std_msgs.msg import String
+    node = ros.add_node(PlannerNode(context=ros.context, parameter_overrides=[
+        Parameter(k, value=v) for k, v in dict(lockstep=False, homing_min_duration=0.01, sync_duration=0.01,
+                                                return_min_duration=0.1).items()]))
+    out = ros.collect(PoseStamped, topics.PLANNER_SAFE_REFERENCE, BEST_EFFORT)
+    events = ros.collect(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
+    mode_pub = ros.node.create_publisher(String, topics.HIL_MODE, qos.latched(20))
+    ref_pub = ros.node.create_publisher(PoseStamped, topics.ADMITTANCE_REFERENCE, qos.stream(False))
+    meas_pub = ros.node.create_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, qos.stream(False))
+    ros.bring_up('planner')
+    for t in (topics.HIL_MODE, topics.ADMITTANCE_REFERENCE, topics.KINEMATICS_TCP_POSE):
+        ros.wait_for_subscribers(t)
+    mode_pub.publish(String(data='HOMING'))
+    ros.spin_until(lambda: node.mode.value == 'HOMING', 10, 'mode')
+    meas = PoseStamped(pose=array_to_pose(HOME))
+    for _ in range(100):                      # the robot pose, until the planner has started
+        meas_pub.publish(meas)
+        ros.spin_for(0.05)
+        if node.counters['published'] > 0:
+            break
+    ros.spin_until(lambda: 'homed' in [s.name for e in events for s in e.status], 10, 'homed on the timer')
+    assert node.counters['fallback_steps'] > 0
+    # references on the wall grid drive the planner: one output per reference, same stamp
+    wall = ros.node.get_clock().now().nanoseconds // T_NS * T_NS + 100 * T_NS
+    sent = []
+    for i in range(1, 40):
+        stamp = wall + i * T_NS if i != 20 else wall + 5 * T_NS      # one out-of-order stamp
         msg = PoseStamped(pose=array_to_pose(np.r_[HOME[:3] + [0.0001 * i, 0, 0], HOME[3:]]))
         msg.header.stamp = ns_to_stamp(stamp)
-        rig.ref_pub.publish(msg)
-        rig.ros.spin_until(lambda: rig.node.latest_ref is not None, 10, 'reference in')
-        rig.frames('RUNNING', n=1)
-    _check_limits(rig.poses())
-    assert rig.node.planner.phase.value == 'RUNNING'
+        ref_pub.publish(msg)
+        sent.append(stamp)
+        ros.spin_for(0.002)
+    ros.spin_until(lambda: sum(stamp_to_ns(m.header.stamp) >= wall for m in out) >= 38, 10, 'outputs')
+    ros.spin_for(0.2)
+    stamps = [stamp_to_ns(m.header.stamp) for m in out if stamp_to_ns(m.header.stamp) >= wall]
+    expected = sent[:19] + sent[20:]          # the repeated stamp (i = 20) gives nothing
+    assert [(s - wall) // T_NS for s in stamps] == [(s - wall) // T_NS for s in expected]
+    _check_limits(ros_poses([m for m in out if stamp_to_ns(m.header.stamp) >= wall]))
+    assert node.planner.phase.value == 'RUNNING'
+
+
+def ros_poses(msgs):
+    return np.array([pose_to_array(m.pose) for m in msgs])
 
 
 def test_refused_parameters_name_the_problem(ros):

@@ -8,7 +8,14 @@ consumes the model's reference (SYNCHRONIZING, RUNNING) frame k is computed only
 reference stamped t_k is in as well (``FrameSync``); in the other phases nobody needs to produce
 one, so the frame alone releases it. Either way the output is a function of message content.
 A reference that does not come within ``reference_wait`` wall seconds (dead admittance) is
-treated as a dropout and reported. Real time: the latest reference newer than the last used one.
+treated as a dropout and reported.
+
+Real time (wall clock): the planner is driven by the model's references, one step per
+reference, stamped with it (so the chain F/T sample -> reference -> safe reference keeps one
+stamp and a constant delay; a separate frame timer would beat against the F/T clock and skip or
+repeat references). The mode comes from the latched ``/hil/mode``. When no reference has come
+for ``realtime_fallback_frames`` frames (FAULT, a dead or stalled admittance) a wall timer steps
+the planner without one, so it can still brake and hold.
 """
 from __future__ import annotations
 
@@ -17,7 +24,7 @@ import time
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped, TwistStamped
-from std_msgs.msg import Header
+from std_msgs.msg import Header, String
 
 from hil_core.lockstep import FrameSync
 from hil_core.modes import MOVING_MODES, HilMode
@@ -61,6 +68,9 @@ class PlannerNode(HilLifecycleNode):
               range=(1, 100000)),
         Param('reference_wait', float, 0.5, 'lockstep: wall s to wait for the reference of a frame', range=(0.01, 60.0)),
         Param('frame_id', str, 'hexapod_base', 'frame of the published poses'),
+        Param('publish_twist', bool, True, 'also publish the safe twist (rviz, diagnosis; not needed by the time base)'),
+        Param('realtime_fallback_frames', int, 2, 'real time: frames without a reference before the planner '
+              'steps on its own timer', range=(1, 1000)),
     )
 
     def __init__(self, node_name: str = 'planner', **kwargs):
@@ -108,16 +118,22 @@ class PlannerNode(HilLifecycleNode):
         self._markers_pub = pub(type(workspace_markers(self.cfg.workspace, self.p.frame_id)), topics.PLANNER_MARKERS,
                                 qos.latched())
         self._io = [self.create_subscription(PoseStamped, topics.ADMITTANCE_REFERENCE, self._on_reference, stream),
-                    self.create_subscription(PoseStamped, topics.KINEMATICS_TCP_POSE, self._on_measured, stream),
-                    self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, stream)]
-        self._wait_timer = self.create_timer(0.05, self._check_wait)
+                    self.create_subscription(PoseStamped, topics.KINEMATICS_TCP_POSE, self._on_measured, stream)]
+        if self.p.lockstep:
+            self._io.append(self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, stream))
+            self._wait_timer = self.create_timer(0.05, self._check_wait)
+        else:
+            self._io.append(self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched(20)))
+            self._wait_timer = self.create_timer(self.p.period, self._fallback_tick)
+        self.mode = HilMode.IDLE
+        self.last_key = None
+        self._period_ns = int(round(self.p.period * 1e9))
         self.sync = FrameSync(('frame', 'reference'))
         self.pending = {}             # lockstep frames waiting for their reference: key -> (mode, since)
-        self.latest_ref = None        # real time: (key, pose)
-        self.used_ref_key = None
         self.measured = None
         self.awaiting_pose = None     # a frame that could not start without the robot pose
-        self.counters = dict(frames=0, published=0, bad_frames=0, waited_out=0, takeovers=0, faults=0)
+        self.counters = dict(frames=0, published=0, bad_frames=0, waited_out=0, takeovers=0, faults=0,
+                             fallback_steps=0)
 
     def activate_node(self) -> None:
         self._markers_pub.publish(workspace_markers(self.cfg.workspace, self.p.frame_id))
@@ -142,7 +158,7 @@ class PlannerNode(HilLifecycleNode):
     # --- inputs ----------------------------------------------------------------------------
     def _on_measured(self, msg: PoseStamped) -> None:
         self.measured = convert.pose_to_array(msg.pose)
-        if self.awaiting_pose is not None and self.active and self.awaiting_pose[1] in MOVING_MODES:
+        if self.awaiting_pose is not None and self.active and self.p.lockstep and self.awaiting_pose[1] in MOVING_MODES:
             # a motion frame could not start for want of the robot pose: compute it now (lockstep:
             # a frame is released only once, so dropping it would stall the run forever)
             frame, self.awaiting_pose = self.awaiting_pose, None
@@ -154,8 +170,8 @@ class PlannerNode(HilLifecycleNode):
         key = convert.stamp_to_ns(msg.header.stamp)
         pose = convert.pose_to_array(msg.pose)
         if not self.p.lockstep:
-            if self.latest_ref is None or key > self.latest_ref[0]:
-                self.latest_ref = (key, pose)
+            if self.last_key is None or key > self.last_key:
+                self._compute(key, self.mode, pose if self.planner.will_use_reference(self.mode) else None)
             return
         for k, frame in self.sync.put('reference', key, pose):
             self._compute(k, frame['frame'], frame['reference'])
@@ -170,13 +186,6 @@ class PlannerNode(HilLifecycleNode):
         except ValueError:
             self.counters['bad_frames'] += 1
             self.status(WARN, f'frame with unknown mode {msg.frame_id!r} ignored', **self.counters)
-            return
-        if not self.p.lockstep:
-            ref, stamp = None, None
-            if self.latest_ref is not None and self.latest_ref[0] != self.used_ref_key:
-                stamp, ref = self.latest_ref
-                self.used_ref_key = stamp
-            self._compute(key, mode, ref, stamp)
             return
         if not self.planner.will_use_reference(mode):
             # no reference needed this frame: release it now (and forget any older pending one);
@@ -195,6 +204,22 @@ class PlannerNode(HilLifecycleNode):
         if not ready and (self.sync.last_released is None or key > self.sync.last_released):
             self.pending[key] = (mode, time.monotonic())
         self._forget_released()
+
+    def _on_mode(self, msg: String) -> None:
+        try:
+            self.mode = HilMode(msg.data)
+        except ValueError:
+            self.counters['bad_frames'] += 1
+            self.status(WARN, f'unknown mode {msg.data!r} ignored', **self.counters)
+
+    def _fallback_tick(self) -> None:
+        """Real time: step without a reference when none has come for a while (brake, hold)."""
+        if not self.active:
+            return
+        now = self.get_clock().now().nanoseconds // self._period_ns * self._period_ns
+        if self.last_key is None or now - self.last_key >= self.p.realtime_fallback_frames * self._period_ns:
+            self.counters['fallback_steps'] += 1
+            self._compute(now, self.mode, None)
 
     def _forget_released(self) -> None:
         last = self.sync.last_released
@@ -219,6 +244,7 @@ class PlannerNode(HilLifecycleNode):
     # --- one frame -------------------------------------------------------------------------------
     def _compute(self, key: int, mode: HilMode, reference, ref_stamp=None) -> None:
         self.counters['frames'] += 1
+        self.last_key = key
         res = self.planner.step(reference, ref_stamp if ref_stamp is not None else (key if reference is not None
                                                                                      else None),
                                 mode, measured=self.measured)
@@ -235,9 +261,10 @@ class PlannerNode(HilLifecycleNode):
         msg = PoseStamped(pose=convert.array_to_pose(res.pose))
         msg.header.stamp, msg.header.frame_id = stamp, self.p.frame_id
         self._pose_pub.publish(msg)
-        tw = TwistStamped(twist=convert.array_to_twist(res.twist))
-        tw.header.stamp, tw.header.frame_id = stamp, self.p.frame_id
-        self._twist_pub.publish(tw)
+        if self.p.publish_twist:
+            tw = TwistStamped(twist=convert.array_to_twist(res.twist))
+            tw.header.stamp, tw.header.frame_id = stamp, self.p.frame_id
+            self._twist_pub.publish(tw)
         self.counters['published'] += 1
 
     def _publish_events(self, stamp, events) -> None:
