@@ -23,7 +23,9 @@ counted in ``iterations``. A solve that does not converge returns ``converged=Fa
 ``reason`` and leaves the warm-start state untouched.
 
 Written with plain floats and at most one 6x6 numpy inversion per iteration: numpy's per-call overhead
-(about 1 us per operation) dominates at this size, see ``bench/fk.py``.
+(about 1 us per operation) dominates at this size, see ``bench/fk.py``. This class is the
+plain-Python oracle; ``hil_core.hexaslide.ForwardKinematics`` (compiled_fk.py) runs the same
+iteration in a numba kernel.
 """
 from __future__ import annotations
 
@@ -93,8 +95,10 @@ def _extrapolate(a, b):
             dw * bz + dx * by - dy * bx + dz * bw, dw * bw - dx * bx - dy * by - dz * bz)
 
 
-class ForwardKinematics:
-    """Slider displacements (from home) -> TCP pose, warm-started (see module docstring)."""
+class NumpyForwardKinematics:
+    """Slider displacements (from home) -> TCP pose, warm-started (see module docstring).
+
+    The plain-Python twin of the compiled ``ForwardKinematics`` and its test oracle."""
 
     def __init__(self, geom: HexaslideGeometry, method: str = 'newton', tol: float = 1e-9,
                  max_iter: int = 50, fd_step: float = 1e-7, max_halvings: int = 30,
@@ -130,15 +134,19 @@ class ForwardKinematics:
         self._half_inv_l = 0.5 / geom.link_length
         self.reset()
 
-    def reset(self, pose=None):
-        """Forget the warm start: the next solve starts from ``pose`` (7,) or from home."""
+    def _reset_pose(self, pose) -> tuple:
+        """The normalised warm-start pose of reset() (ValueError if it is no pose)."""
         if pose is None:
             pose = (0.0, 0.0, self.geom.home_height, 0.0, 0.0, 0.0, 1.0)
         pose = [float(v) for v in pose]
         norm = math.sqrt(sum(v * v for v in pose[3:]))
         if len(pose) != 7 or not all(map(math.isfinite, pose)) or norm < 1e-9:
             raise ValueError('reset pose must be 7 finite values with a non-zero quaternion')
-        self._state = (*pose[:3], *(v / norm for v in pose[3:]))
+        return (*pose[:3], *(v / norm for v in pose[3:]))
+
+    def reset(self, pose=None):
+        """Forget the warm start: the next solve starts from ``pose`` (7,) or from home."""
+        self._state = self._reset_pose(pose)
         self._jinv = None                           # inverse Jacobian kept for chord steps
         self._prev = None                           # the estimate before the last (predictor)
 
