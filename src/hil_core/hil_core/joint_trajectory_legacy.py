@@ -1,16 +1,18 @@
-"""Joint trajectories as a ros2_control joint_trajectory_controller (JTC) takes them.
+"""The mock drives' former trajectory checks and setpoint interpolation (kept while the mock
+moves to the JTC-exact functions).
 
-Two pure pieces used by the mock drives (``hil_sim.mock_hexapod``):
-
-* :func:`validate_joint_trajectory` / :func:`order_joint_trajectory`: the checks a JTC does
-  before it accepts a command (joint names, sizes, finite values, strictly increasing
-  ``time_from_start``) plus the drive's own position/velocity limits. A command whose joint
-  set matches but whose order differs is reordered by name, as the JTC does.
+* :func:`validate_joint_trajectory` / :func:`order_joint_trajectory`: the mock hexapod's
+  *combined* check (JTC-like structure + finiteness + drive limits, duplicates refused, past
+  trajectories not refused). It is NOT what a Kilted joint_trajectory_controller does: use
+  :func:`hil_core.joint_trajectory.jtc_validate` (exact acceptance rules) followed by
+  :func:`hil_core.joint_trajectory.guard_trajectory` (the stricter layer with its own reasons).
+  The mock (``hil_sim.mock_hexapod``) still calls this one; the integrator switches it over.
 * :func:`sample_knots`: the setpoint between knots. With velocities the segment between two
   knots is the cubic Hermite polynomial (what the JTC's spline interpolation does with
   positions + velocities); without velocities it is linear (velocity = slope, no
   acceleration), as the JTC does for position-only points. After the last knot the setpoint
-  holds the last position with zero velocity.
+  holds the last position with zero velocity (the JTC holds the last point *as given*, see
+  :mod:`hil_core.jtc_sampling`).
 """
 from __future__ import annotations
 
