@@ -154,7 +154,10 @@ class KinematicsNode(HilLifecycleNode):
         self._desc_pub = None
         self._last_warn: dict[str, float] = {}
         self.counters = dict.fromkeys(('published', 'malformed', 'bad_stamp', 'repeated_stamp', 'fk_failed',
-                                       'fk_queries', 'ik_queries', 'query_errors'), 0)
+                                       'fk_queries', 'ik_queries', 'query_errors', 'inactive_dropped'), 0)
+        # The joint-state subscription lives as long as the node (see configure_node).
+        self._joint_sub = None
+        self._joint_sub_lockstep: bool | None = None
         self._last_stamp = -1   # no sample yet: sim time starts at 0, a zero stamp is valid
         self._last_marker = -math.inf
         self._built = None
@@ -197,11 +200,21 @@ class KinematicsNode(HilLifecycleNode):
         self._stale_timer = self.create_timer(self.p.stale_time / 2.0, self._check_stale,
                                               clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._io = [self.pose_pub, self.marker_pub, self.fk_resp, self.ik_resp,
-                    self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints, stream),
                     self.create_subscription(JointState, topics.KINEMATICS_FK_REQUEST, self._on_fk_query,
                                              qos.command()),
                     self.create_subscription(PoseStamped, topics.KINEMATICS_IK_REQUEST, self._on_ik_query,
                                              qos.command())]
+        # /joint_states is subscribed once, not once per configure: in lockstep the stream is
+        # transient-local, and a subscription created anew is replayed the publisher's history,
+        # joint states from before the deactivation that DDS may hand over only after the
+        # activation: they came out as poses of the past (issue 17 item 7). A kept subscription
+        # takes every sample when it arrives, so one published while inactive is dropped then.
+        # Only a change of the stream QoS (the lockstep parameter) needs a new one.
+        if self._joint_sub is None or self._joint_sub_lockstep != bool(self.p.lockstep):
+            if self._joint_sub is not None:
+                self.destroy_subscription(self._joint_sub)
+            self._joint_sub = self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints, stream)
+            self._joint_sub_lockstep = bool(self.p.lockstep)
 
     def activate_node(self) -> None:
         self.robot.reset()                 # cold start from home: converges everywhere (tested)
@@ -239,6 +252,7 @@ class KinematicsNode(HilLifecycleNode):
     # --- real-time stream -------------------------------------------------------------------------
     def _on_joints(self, msg: JointState) -> None:
         if not self.active:
+            self.counters['inactive_dropped'] += 1
             return
         self._last_input = time.monotonic()
         if self._stale:
