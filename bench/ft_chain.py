@@ -5,6 +5,9 @@ Prints ``name: value unit`` lines:
   40 Hz, decimation) as the lockstep node runs it (one sample per call), p50/p99;
 * per-block cost for a 2.5 ms frame (4 samples) and for a 64-sample Net F/T burst, and the
   filter's step alone;
+  each for the numpy oracle (``ft_numpy_*``: SignalChainNumpy) and the compiled chain
+  (``ft_chain_*``: SignalChain, ft.compiled_chain), and the compiled chain's first
+  construction in a fresh process (numba cache load, or compilation without a cache);
 * the analytic filter delay (mean group delay 0-7 Hz);
 * the sustained UDP rate from the hil_sim Net F/T device to the RDT client on this machine:
   the highest tried rate with no record lost in 1 s, with the chain run on every burst.
@@ -17,7 +20,7 @@ import numpy as np
 
 from hil_core.ft.filters import StreamFilter, design_sos
 from hil_core.ft.netft_client import NetFTClient
-from hil_core.ft.signal_chain import ChainConfig, SignalChain, counts_to_si
+from hil_core.ft.signal_chain import ChainConfig, SignalChain, SignalChainNumpy, counts_to_si
 from hil_core.load_profiles import LoadProfile
 from hil_sim.netft_device import NetFTDevice
 
@@ -34,27 +37,31 @@ def chain_costs():
     x = LoadProfile([{'type': 'pushes', 'rate': 2.0}, {'type': 'noise', 'std': 0.1},
                      {'type': 'mains', 'amplitude': 0.3}], seed=1).sample(np.arange(20000) / 1600.0)
     R = np.eye(3)
-    chain = SignalChain(cfg)
+    t0 = time.perf_counter()
+    SignalChain(cfg)
+    yield 'ft_chain_compiled_first_construction', (time.perf_counter() - t0) * 1e3, 'ms'
     clock = time.perf_counter_ns
-    per = np.empty(len(x))
-    for i in range(len(x)):
-        t0 = clock()
-        chain.process(np.array([(i + 1) * DT_NS]), x[i], R=R)
-        per[i] = clock() - t0
-    yield 'ft_chain_per_sample_p50', _pct(per[100:])[0], 'us'
-    yield 'ft_chain_per_sample_p99', _pct(per[100:])[1], 'us'
-    for size in (4, 64):
-        chain = SignalChain(cfg)
-        blocks = np.empty(len(x) // size)
-        for b in range(len(blocks)):
-            sl = slice(b * size, (b + 1) * size)
+    for prefix, cls in (('ft_numpy', SignalChainNumpy), ('ft_chain', SignalChain)):
+        chain = cls(cfg)
+        per = np.empty(len(x))
+        for i in range(len(x)):
             t0 = clock()
-            chain.process(np.arange(sl.start + 1, sl.stop + 1) * DT_NS, x[sl], R=R)
-            blocks[b] = clock() - t0
-        p50, p99 = _pct(blocks[10:])
-        yield f'ft_chain_block{size}_p50', p50, 'us'
-        yield f'ft_chain_block{size}_p99', p99, 'us'
-        yield f'ft_chain_block{size}_per_sample_p50', p50 / size, 'us'
+            chain.process(np.array([(i + 1) * DT_NS]), x[i], R=R)
+            per[i] = clock() - t0
+        yield f'{prefix}_per_sample_p50', _pct(per[100:])[0], 'us'
+        yield f'{prefix}_per_sample_p99', _pct(per[100:])[1], 'us'
+        for size in (4, 64):
+            chain = cls(cfg)
+            blocks = np.empty(len(x) // size)
+            for b in range(len(blocks)):
+                sl = slice(b * size, (b + 1) * size)
+                t0 = clock()
+                chain.process(np.arange(sl.start + 1, sl.stop + 1) * DT_NS, x[sl], R=R)
+                blocks[b] = clock() - t0
+            p50, p99 = _pct(blocks[10:])
+            yield f'{prefix}_block{size}_p50', p50, 'us'
+            yield f'{prefix}_block{size}_p99', p99, 'us'
+            yield f'{prefix}_block{size}_per_sample_p50', p50 / size, 'us'
     filt = StreamFilter(design_sos(2, 40.0, 1600.0))
     filt.reset()
     step = np.empty(5000)

@@ -19,6 +19,10 @@
 * **Decimation**: ``grid`` publishes the samples whose stamp is a multiple of the publish
   period (lockstep: the wrench for frame t_k leaves as soon as sample t_k is in); ``count``
   publishes every n-th sample (real time, stamps = arrival times).
+
+``SignalChain`` runs a block as one compiled call (``ft.compiled_chain``, numba);
+``SignalChainNumpy`` is the plain Python/numpy chain it is tested against (the oracle, same
+interface, test/unit/test_ft_compiled.py).
 """
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hil_core.ft import compiled_chain as _ck
 from hil_core.ft.filters import StreamFilter, design_sos, group_delay_s
 
 MINI45_RANGE = (580.0, 580.0, 1160.0, 20.0, 20.0, 20.0)   # ATI mini45 SI-580-20 (N, N m)
@@ -108,8 +113,8 @@ class ChainOutput:
         return self.reason == VALID
 
 
-class SignalChain:
-    """Stateful chain; feed it with :meth:`process` in stamp order."""
+class SignalChainNumpy:
+    """Stateful chain in Python/numpy (the oracle); feed it with :meth:`process` in stamp order."""
 
     def __init__(self, cfg: ChainConfig):
         self.cfg = cfg
@@ -252,3 +257,91 @@ class SignalChain:
 
     def is_stale(self, now_ns: int) -> bool:
         return bool(self.last_valid_stamp is None or now_ns - self.last_valid_stamp > self.stale_ns)
+
+
+class SignalChain:
+    """The chain of ``SignalChainNumpy`` (same interface and numbers), one compiled call per
+    block; the state lives in arrays the kernel updates in place."""
+
+    def __init__(self, cfg: ChainConfig):
+        self.cfg = cfg
+        self.sos = design_sos(cfg.order, cfg.cutoff_hz, cfg.sample_rate, cfg.notch_hz, cfg.notch_q)
+        self.filter = StreamFilter(self.sos)
+        self.period_ns = int(round(1e9 / cfg.publish_rate))
+        self.decimate_every = max(1, int(round(cfg.sample_rate / cfg.publish_rate)))
+        self.stale_ns = int(round(cfg.stale_time * 1e9))
+        self.range = np.asarray(cfg.sensing_range, dtype=float)
+        self.bias = np.zeros(6)
+        self._bias_buf = np.zeros((int(cfg.bias_samples), 6))     # ring buffer (deque maxlen)
+        self._ist = np.zeros(_ck.N_ISTATE, dtype=np.int64)
+        self._fst = np.zeros(_ck.N_FSTATE)
+        self._fst[_ck.JS:_ck.JS + 2] = cfg.spike_floor
+        self._counts = np.zeros(len(REASONS), dtype=np.int64)
+        self._fcfg, self._icfg = _ck.pack_config(cfg)
+        self._eye = np.eye(3)
+        self._no_rows = np.zeros((1, 6))
+        self._no_flags = np.zeros(1, dtype=np.bool_)
+        _ck.warm_up(self)
+
+    # --- state as SignalChainNumpy exposes it ------------------------------------------------------
+    @property
+    def counters(self) -> dict:
+        return {r: int(c) for r, c in zip(REASONS, self._counts)}
+
+    @property
+    def last_stamp(self) -> int | None:
+        return int(self._ist[_ck.LAST]) if self._ist[_ck.HAS_LAST] else None
+
+    @property
+    def last_valid_stamp(self) -> int | None:
+        return int(self._ist[_ck.LAST_VALID]) if self._ist[_ck.HAS_VALID] else None
+
+    def delay_estimate(self, f_hi: float = 7.0) -> float:
+        return SignalChainNumpy.delay_estimate(self, f_hi)
+
+    _gravity_row = SignalChainNumpy._gravity_row     # the oracle's one-orientation gravity row
+
+    def tare(self) -> tuple[bool, str]:
+        need, have = self._bias_buf.shape[0], int(self._ist[_ck.BUF_LEN])
+        if have < need:
+            return False, f'bias needs {need} valid samples, only {have} available'
+        head = int(self._ist[_ck.BUF_HEAD])       # oldest first, the deque's order
+        self.bias = np.mean(np.concatenate([self._bias_buf[head:], self._bias_buf[:head]]), axis=0)
+        return True, 'bias set from {} samples: [{}]'.format(need, ', '.join(f'{v:.4g}' for v in self.bias))
+
+    def clear_bias(self) -> None:
+        self.bias = np.zeros(6)
+
+    def is_stale(self, now_ns: int) -> bool:
+        last = self.last_valid_stamp
+        return bool(last is None or now_ns - last > self.stale_ns)
+
+    def process(self, stamps_ns, x_si, R=None, flagged=None) -> ChainOutput:
+        """As ``SignalChainNumpy.process``: (N,) stamps, (N, 6) SI samples, R (3, 3) or (N, 3, 3),
+        flagged (N,) bool."""
+        # C-contiguous inputs: another memory layout would compile a new kernel mid-run
+        t = np.ascontiguousarray(np.atleast_1d(np.asarray(stamps_ns, dtype=np.int64)))
+        x = np.ascontiguousarray(x_si, dtype=float)
+        if x.ndim == 1:
+            x = x[None, :]
+        if x.ndim != 2 or x.shape[1] != 6 or x.shape[0] != t.shape[0]:
+            raise ValueError(f'process needs (N,) stamps and (N, 6) samples, got {t.shape} and {np.shape(x_si)}')
+        n = t.shape[0]
+        rows, Rm, mode = self._no_rows, self._eye, 0
+        if self.cfg.payload_mass != 0.0:
+            if R is None or np.ndim(R) == 2:
+                mode, Rm = 1, (self._eye if R is None else np.ascontiguousarray(R, dtype=float))
+            else:
+                mode = 2
+                rows = gravity_wrench(R, self.cfg.payload_mass, self.cfg.payload_cog, self.cfg.gravity)
+        flags = self._no_flags if flagged is None else np.ascontiguousarray(flagged, dtype=np.bool_)
+        reason = np.empty(n, dtype=np.int64)
+        raw = np.empty((n, 6))
+        filtered = np.empty((n, 6))
+        publish = np.empty(n, dtype=np.bool_)
+        f = self.filter
+        _ck.process_kernel(t, x, flags, flagged is not None, mode, Rm, rows, self._fcfg, self._icfg,
+                           f.sos, f.zi, f._zi_unit, self.bias, self._bias_buf, self._ist, self._fst,
+                           self._counts, reason, raw, filtered, publish)
+        f.initialised = bool(self._ist[_ck.FILTER_INIT])
+        return ChainOutput(stamps=t, reason=reason, raw=raw, filtered=filtered, publish=publish)
