@@ -69,7 +69,7 @@ class PlannerNode(HilLifecycleNode):
         Param('reference_wait', float, 0.5, 'lockstep: wall s to wait for the reference of a frame', range=(0.01, 60.0)),
         Param('frame_id', str, 'hexapod_base', 'frame of the published poses'),
         Param('publish_twist', bool, True, 'also publish the safe twist (rviz, diagnosis; not needed by the time base)'),
-        Param('realtime_fallback_frames', int, 2, 'real time: frames without a reference before the planner '
+        Param('realtime_fallback_frames', int, 8, 'real time: frames (wall) without a reference arriving before the planner '
               'steps on its own timer', range=(1, 1000)),
     )
 
@@ -127,6 +127,7 @@ class PlannerNode(HilLifecycleNode):
             self._wait_timer = self.create_timer(self.p.period, self._fallback_tick)
         self.mode = HilMode.IDLE
         self.last_key = None
+        self._last_ref_wall = -float('inf')
         self._period_ns = int(round(self.p.period * 1e9))
         self.sync = FrameSync(('frame', 'reference'))
         self.pending = {}             # lockstep frames waiting for their reference: key -> (mode, since)
@@ -170,6 +171,7 @@ class PlannerNode(HilLifecycleNode):
         key = convert.stamp_to_ns(msg.header.stamp)
         pose = convert.pose_to_array(msg.pose)
         if not self.p.lockstep:
+            self._last_ref_wall = time.monotonic()
             if self.last_key is None or key > self.last_key:
                 self._compute(key, self.mode, pose if self.planner.will_use_reference(self.mode) else None)
             return
@@ -216,8 +218,11 @@ class PlannerNode(HilLifecycleNode):
         """Real time: step without a reference when none has come for a while (brake, hold)."""
         if not self.active:
             return
+        # judged by arrival (wall), not by stamps: references arrive some time after their stamp
+        if time.monotonic() - self._last_ref_wall < self.p.realtime_fallback_frames * self.p.period:
+            return
         now = self.get_clock().now().nanoseconds // self._period_ns * self._period_ns
-        if self.last_key is None or now - self.last_key >= self.p.realtime_fallback_frames * self._period_ns:
+        if self.last_key is None or now > self.last_key:
             self.counters['fallback_steps'] += 1
             self._compute(now, self.mode, None)
 

@@ -16,6 +16,8 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 
+from hil_nodes import rt_setup
+
 
 def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: False,
                timeout_sec: float = 0.1) -> None:
@@ -45,6 +47,9 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
 def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) -> int:
     """Init rclpy with ``args`` (``--ros-args`` included), build the nodes, spin, shut down."""
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    # real-time settings asked for by `hil run --rt` / the launch file (before DDS threads exist)
+    for line in rt_setup.apply_from_env():
+        print(f'rt: {line}', file=sys.stderr, flush=True)
     rclpy.init(args=sys.argv if args is None else args)
     try:
         nodes = [make() for make in factories]

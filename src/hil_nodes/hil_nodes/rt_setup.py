@@ -1,0 +1,91 @@
+"""Real-time process settings asked for by ``hil run --rt`` and the launch file's ``rt`` argument:
+SCHED_FIFO priority, CPU affinity and mlockall, applied by each node process to itself at start
+(before rclpy creates its DDS threads, which then inherit the policy).
+
+The request travels in environment variables, so one process layout or the other, ``hil run`` or
+``ros2 launch``, gets the same settings:
+
+* ``HIL_RT_PRIORITY``: SCHED_FIFO priority (1-99); unset or 0 = leave the scheduler alone;
+* ``HIL_RT_CPUS``: CPU list for the affinity, e.g. ``1`` or ``0,1``; unset = leave it;
+* ``HIL_RT_MLOCK``: ``1`` = lock all current and future pages in RAM (no page faults later).
+
+Where something is not permitted (no CAP_SYS_NICE, an RLIMIT_MEMLOCK too small, a CPU that does
+not exist) the process goes on without it and says so: :func:`apply_from_env` returns one line
+per setting. :func:`inspect` reads back from outside what a process really has (for the run
+summary): its scheduling policy and priority, its affinity and its locked memory.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+
+MCL_CURRENT, MCL_FUTURE = 1, 2
+
+
+def parse_cpus(text: str) -> set[int]:
+    """'0,2-3' -> {0, 2, 3}; ValueError on anything else."""
+    cpus: set[int] = set()
+    for part in filter(None, (p.strip() for p in text.split(','))):
+        lo, _, hi = part.partition('-')
+        a, b = int(lo), int(hi or lo)
+        if a < 0 or b < a:
+            raise ValueError(f'bad CPU range {part!r}')
+        cpus.update(range(a, b + 1))
+    if not cpus:
+        raise ValueError('empty CPU list')
+    return cpus
+
+
+def apply_from_env(env=os.environ) -> list[str]:
+    """Apply the settings the environment asks for to this process; one line each on the outcome."""
+    lines = []
+    prio = int(env.get('HIL_RT_PRIORITY', '0') or 0)
+    if prio:
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(prio))
+            lines.append(f'SCHED_FIFO priority {prio}: applied')
+        except (PermissionError, OSError, ValueError) as exc:
+            lines.append(f'SCHED_FIFO priority {prio}: NOT applied ({exc})')
+    cpus = env.get('HIL_RT_CPUS', '')
+    if cpus:
+        try:
+            os.sched_setaffinity(0, parse_cpus(cpus))
+            lines.append(f'CPU affinity {cpus}: applied')
+        except (PermissionError, OSError, ValueError) as exc:
+            lines.append(f'CPU affinity {cpus}: NOT applied ({exc})')
+    if env.get('HIL_RT_MLOCK', '') == '1':
+        libc = ctypes.CDLL(ctypes.util.find_library('c'), use_errno=True)
+        if libc.mlockall(MCL_CURRENT | MCL_FUTURE) == 0:
+            lines.append('mlockall: applied')
+        else:
+            lines.append(f'mlockall: NOT applied ({os.strerror(ctypes.get_errno())})')
+    return lines
+
+
+def inspect(pid: int) -> dict[str, str]:
+    """What a process really runs with: policy/priority, affinity, locked memory (kB)."""
+    out = {}
+    try:
+        policy = os.sched_getscheduler(pid)
+        prio = os.sched_getparam(pid).sched_priority
+        out['sched'] = {os.SCHED_FIFO: f'FIFO {prio}', os.SCHED_RR: f'RR {prio}'}.get(policy, 'OTHER')
+        out['cpus'] = ','.join(map(str, sorted(os.sched_getaffinity(pid))))
+        with open(f'/proc/{pid}/status') as f:
+            for line in f:
+                if line.startswith('VmLck:'):
+                    out['locked_kb'] = line.split()[1]
+    except (OSError, ProcessLookupError):
+        out['sched'] = 'gone'
+    return out
+
+
+def request_env(priority: int, cpus: str, mlock: bool) -> dict[str, str]:
+    """The environment that asks the node processes for these settings."""
+    env = {'HIL_RT_PRIORITY': str(int(priority))}
+    if cpus:
+        parse_cpus(cpus)          # refuse a malformed list before starting anything
+        env['HIL_RT_CPUS'] = cpus
+    if mlock:
+        env['HIL_RT_MLOCK'] = '1'
+    return env
