@@ -272,6 +272,7 @@ class MockHexapodNode(HilLifecycleNode):
     def _apply_queued(self) -> None:
         while self._queued and self._queued[0][0] <= self.t_ns:
             _, stamp, entry = self._queued.pop(0)
+            self.started = True
             if entry is None:
                 self._hold()           # stop following: keep the current setpoint, no jump
             else:
@@ -286,6 +287,12 @@ class MockHexapodNode(HilLifecycleNode):
     def _step(self) -> None:
         """Integrate one frame along the active trajectory and publish the next frame."""
         knot_t, knot_p, knot_v = self._knots
+        if (not self.p.lockstep and self.started
+                and knot_t[-1] < self._rel(self.t_ns + self.frame_ns) - 1e-9):
+            # real time: the frame runs past the end of the last command (it came late or not
+            # at all): the drives hold its last point, as a JTC does
+            self.late_commands += 1
+            self._late_since_status += 1
         if knot_t.size == 1:
             self.servo.hold(self.n_sub, knot_p[0])
         else:

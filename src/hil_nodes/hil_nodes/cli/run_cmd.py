@@ -18,7 +18,9 @@ import time
 import yaml
 
 from hil_nodes.cli.processes import ProcessGroup
+from hil_nodes import rt_setup
 from hil_nodes.cli.run_client import RunClient
+from hil_nodes.cli.run_meter import RunMeter, rt_applied
 from hil_nodes.system import (NodeSpec, SystemError_, apply_scenario, container_ros_args, inline_parameters,
                               load_scenario, load_system, node_command)
 
@@ -44,6 +46,11 @@ def add_parser(sub) -> None:
     p.add_argument('--network', action='store_true', help='let DDS discovery leave this machine (lab use)')
     p.add_argument('--stall-timeout', type=float, default=30.0, help='wall seconds without sim progress before giving up')
     p.add_argument('--quiet', action='store_true', help='no progress lines')
+    p.add_argument('--rt', action='store_true',
+                   help='ask for SCHED_FIFO priority, CPU affinity and mlockall (applied where permitted; '
+                        'the summary says what was)')
+    p.add_argument('--rt-priority', type=int, default=80, help='SCHED_FIFO priority with --rt (1-99)')
+    p.add_argument('--rt-cpus', default='', help="CPU list for the node processes with --rt, e.g. '1' (default: all)")
     p.set_defaults(func=run)
 
 
@@ -125,6 +132,12 @@ def run(args) -> int:
     else:
         env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE=env['ROS_AUTOMATIC_DISCOVERY_RANGE'])
+    if args.rt:
+        try:
+            env.update(rt_setup.request_env(args.rt_priority, args.rt_cpus, mlock=True))
+        except ValueError as exc:
+            print(f'hil run: --rt-cpus: {exc}', file=sys.stderr)
+            return 2
     run_dir = pathlib.Path(tempfile.mkdtemp(prefix=f'hil_{system.name}_'))
     overrides = run_dir / 'run_params.yaml'
     overrides.write_text(yaml.safe_dump(_overrides(system, specs, args, bag_path), sort_keys=False))
@@ -135,7 +148,8 @@ def run(args) -> int:
     try:  # from the first process on: whatever happens, every process is stopped below
         _start(group, specs, system, scenario, overrides, bag_path, args.isolated)
         client = RunClient(domain)
-        outcome = _follow(client, group, args)
+        meter = RunMeter({name: proc.pid for name, proc in group.procs.items()})
+        outcome = _follow(client, group, args, meter)
         client.wait_fresh_diagnostics([s.name for s in specs if s.clock_owner] + ['supervisor'])
         ok, message = client.call_trigger('/hil/shutdown', timeout=30.0)
         if not ok:
@@ -145,8 +159,13 @@ def run(args) -> int:
         outcome = 'interrupted'
     finally:
         wall = time.monotonic() - wall0
+        # read back what the processes really run with, while they still run
+        rt_line = rt_applied({n: p.pid for n, p in group.procs.items()}) if args.rt else 'not requested'
         killed = group.stop()
         summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed)
+        if client is not None:
+            summary.update(meter.figures(_frame_period(specs, overrides)))
+            summary['rt'] = rt_line
         if client is not None:
             client.close()
     if bag_path is not None and bag_path.exists():
@@ -176,7 +195,7 @@ def _start(group: ProcessGroup, specs, system, scenario, overrides, bag_path, is
     group.start('container', cmd + container_ros_args(specs, overrides))
 
 
-def _follow(client: RunClient, group: ProcessGroup, args) -> str:
+def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter) -> str:
     """Spin until the run ends: back to IDLE after it started, FAULT, dead process or stall."""
     started = False
     next_progress = time.monotonic() + 2.0
@@ -185,10 +204,13 @@ def _follow(client: RunClient, group: ProcessGroup, args) -> str:
         mode = client.mode
         if mode and mode != 'IDLE':
             started = True
+            meter.start(client.sim_time, _hw_frames(client))
         if mode == 'FAULT':
+            meter.stop(client.sim_time, _hw_frames(client))
             print(f'hil run: FAULT: {_fault_reason(client)}', file=sys.stderr)
             return 'fault'
         if started and mode == 'IDLE':
+            meter.stop(client.sim_time, _hw_frames(client))
             return 'done'
         dead = group.dead()
         if dead:
@@ -203,6 +225,22 @@ def _follow(client: RunClient, group: ProcessGroup, args) -> str:
             next_progress = now + 2.0
             print(f'[hil] sim {client.sim_time:7.2f} / {args.duration:.2f} s  mode {mode or "starting"}',
                   file=sys.stderr, flush=True)
+
+
+def _frame_period(specs, overrides) -> float:
+    for name, values in effective_parameters(specs, overrides).items():
+        if name.startswith('mock_') and 'frame_period' in values:
+            return float(values['frame_period'])
+    return 0.0025
+
+
+def _hw_name(client: RunClient) -> str:
+    return 'mock_hexapod' if 'mock_hexapod' in client.diag else next(
+        (n for n in client.diag if n.startswith('mock_')), '')
+
+
+def _hw_frames(client: RunClient) -> int:
+    return int(client.value(_hw_name(client), 'frames', '0') or 0)
 
 
 def _drain(client: RunClient, seconds: float = 0.5) -> None:
@@ -221,8 +259,7 @@ def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, kil
         return {'system': system.name, 'scenario': args.scenario or '', 'outcome': outcome, 'faults': '0',
                 'bag': str(bag_path) if bag_path else '', 'logs': str(run_dir / 'logs'),
                 'killed_processes': ','.join(killed)}
-    hw = 'mock_hexapod' if 'mock_hexapod' in client.diag else next(
-        (n for n in client.diag if n.startswith('mock_')), '')
+    hw = _hw_name(client)
     extra = {key.split('/')[1]: client.value(key.split('/')[0], key.split('/')[1]) for key in system.summary}
     return {
         'system': system.name,
