@@ -79,6 +79,14 @@ class JtcSettings:
     def has_effort_command_interface(self) -> bool:
         return 'effort' in self.command_interfaces
 
+    @classmethod
+    def from_parameters(cls, params: dict) -> 'JtcSettings':
+        """From a controller's ``ros__parameters`` (config/controllers.yaml); absent = default."""
+        names = ('allow_partial_joints_goal', 'allow_nonzero_velocity_at_trajectory_end',
+                 'allow_integration_in_goal_trajectories')
+        return cls(tuple(params['joints']), tuple(params.get('command_interfaces', ('position',))),
+                   **{k: bool(params[k]) for k in names if k in params})
+
 
 @dataclass(frozen=True)
 class Verdict:
