@@ -12,6 +12,9 @@ clock) and declares the node dead when either age passes its timeout:
 Receipt times are used (not the sender's stamp) so that the two ages are measured in the
 watcher's clocks only: no comparison across clocks of different processes.
 
+A death known by other means (the process that hosted the node exited, the node was
+finalized) is recorded with ``mark_dead``: no timeout to wait for.
+
 Checking of a node starts once it has been seen, or, for nodes that must be alive (the managed
 ones after bring-up), from the moment ``arm`` is called. A dead node stays dead until it sends
 a heartbeat again. Pure logic: the caller passes the clock readings.
@@ -139,6 +142,16 @@ class LivenessMonitor:
                 continue
             newly.append((name, peer.dead_reason))
         return newly
+
+    def mark_dead(self, name: str, reason: str) -> bool:
+        """Declare a watched node dead for a reason known otherwise (its process exited, it
+        was finalized): True if it was alive until now, False if already dead or not watched.
+        Like a heartbeat timeout, it stays dead until it beats again."""
+        peer = self.peers.get(normalize_name(name))
+        if peer is None or peer.dead_reason:
+            return False
+        peer.dead_reason = reason or f'node {peer.name} is dead'
+        return True
 
     def dead(self) -> dict[str, str]:
         return {name: p.dead_reason for name, p in self.peers.items() if p.dead_reason}

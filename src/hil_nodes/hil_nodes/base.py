@@ -14,12 +14,19 @@ What every node gets from ``HilLifecycleNode``:
 * a bond-style heartbeat on ``/hil/heartbeat`` (std_msgs/Header, ``frame_id`` = node name),
   sent on a wall timer *and* on the node clock, so the supervisor can tell a dead node both
   when simulated time runs faster than real time and when it stands still;
+* cycle health: ``self.cycle_monitor(name, period)`` (in ``configure_node``) gives a
+  ``hil_core.timing.CycleHealth`` to wrap each cycle of the hot path (``t0 = mon.begin(stamp)``
+  ... ``mon.end(t0)``, ``mon.skipped()``), ``self.count_published(topic)`` counts outputs; the
+  figures go out as one ``<node>: cycle`` status every ``health_period`` (hil_nodes.cycle_status);
+* parameter types checked in every source (hil_nodes.param_sources): a wrong type in any
+  params file refuses configure with one line, an unknown parameter name is a warning;
 * hooks ``configure_node``, ``activate_node``, ``deactivate_node``, ``cleanup_node``,
   ``error_node``, ``process_exit`` that subclasses override instead of the raw callbacks.
 """
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
@@ -32,7 +39,10 @@ from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackRet
 from rclpy.parameter import Parameter
 from std_msgs.msg import Header
 
+from hil_core.timing import CycleHealth
 from hil_nodes import qos, topics
+from hil_nodes.cycle_status import CycleReport
+from hil_nodes.param_sources import check_sources, unknown_parameters
 
 OK = DiagnosticStatus.OK
 WARN = DiagnosticStatus.WARN
@@ -115,11 +125,25 @@ class HilLifecycleNode(LifecycleNode):
               'running in a lockstep simulation: reliable streams, outputs gated per frame'),
         Param('heartbeat_period', float, 0.1, 'period of the liveness heartbeat (s, wall and node clock)',
               range=(0.01, 5.0)),
+        Param('health_period', float, 0.5, 'period of the "<node>: cycle" health status (wall s)',
+              range=(0.05, 60.0)),
+        Param('cycle_budget', float, 1.0, 'a cycle overruns when it takes more than this fraction of its '
+              'period (CPU time in lockstep, execution time in real time)', range=(0.01, 10.0)),
+        Param('inject_cycle_delay', float, 0.0, 'test only: CPU busy-wait added to every monitored cycle (s), '
+              'to emulate a slow node', range=(0.0, 1.0), dynamic=True),
     )
+    # parameters the base applies itself (never passed to a subclass's apply_parameters)
+    _BASE_DYNAMIC = frozenset({'inject_cycle_delay'})
 
     def __init__(self, node_name: str, **kwargs):
         super().__init__(node_name, **kwargs)
         self._param_table = {p.name: p for p in (*self.COMMON_PARAMS, *self.PARAMS)}
+        # wrong-typed values are found (and wrong overrides taken out) before declaring:
+        # declare_parameter would raise on them, i.e. a traceback instead of a refusal
+        self._type_problems: dict[str, list[str]] = {}
+        argv = [*sys.argv, *(kwargs.get('cli_args') or ())]   # the process's and the node's own
+        for name, problem in check_sources(self, self._param_table, argv):
+            self._type_problems.setdefault(name, []).append(problem)
         for p in self._param_table.values():
             descriptor = ParameterDescriptor(description=p.description,
                                              additional_constraints=p.constraints(),
@@ -145,6 +169,10 @@ class HilLifecycleNode(LifecycleNode):
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(period, self._heartbeat, clock=self._steady)
         self.create_timer(period, self._heartbeat)
+        self._cycles = CycleReport()
+        self._cycle_status_name = f'{self.get_name()}: cycle'
+        self.create_timer(self._declared_or_default('health_period'), self._publish_cycle_status,
+                          clock=self._steady)
 
     # --- parameters -----------------------------------------------------------------------
     def _raw_value(self, name: str) -> Any:
@@ -153,8 +181,17 @@ class HilLifecycleNode(LifecycleNode):
         except ParameterUninitializedException:
             return None
 
+    def _declared_or_default(self, name: str) -> Any:
+        try:
+            return self._param_table[name].validate(self._raw_value(name))
+        except ParameterError:
+            return self._param_table[name].default
+
     def load_parameters(self) -> SimpleNamespace:
-        """Validate every declared parameter; raise ParameterError naming the first bad one."""
+        """Validate every declared parameter; raise ParameterError naming the first bad one
+        (wrong types in any source first, all of them in one line)."""
+        if self._type_problems:
+            raise ParameterError('; '.join(m for ms in self._type_problems.values() for m in ms))
         values = {}
         for name, p in self._param_table.items():
             values[name] = p.validate(self._raw_value(name))
@@ -172,6 +209,8 @@ class HilLifecycleNode(LifecycleNode):
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         if not self.configured:
+            for prm in params:            # a new value (rclpy checked its type) replaces a wrong one
+                self._type_problems.pop(prm.name, None)
             return SetParametersResult(successful=True)
         candidate = dict(vars(self.p))
         for prm in params:
@@ -191,11 +230,17 @@ class HilLifecycleNode(LifecycleNode):
             return SetParametersResult(successful=False, reason=problem)
         changed = {prm.name for prm in params if prm.name in self._param_table}
         self.p = SimpleNamespace(**candidate)
-        self.apply_parameters(changed)
+        if 'inject_cycle_delay' in changed:
+            self._cycles.set_inject_delay(self.p.inject_cycle_delay)
+        if changed - self._BASE_DYNAMIC:
+            self.apply_parameters(changed - self._BASE_DYNAMIC)
         return SetParametersResult(successful=True)
 
     # --- lifecycle --------------------------------------------------------------------------
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        for name in unknown_parameters(self):
+            self.get_logger().warning(f"node {self.get_name()}: unknown parameter '{name}' ignored "
+                                      '(not declared by this node)')
         try:
             self.p = self.load_parameters()
             self.configure_node()
@@ -228,6 +273,7 @@ class HilLifecycleNode(LifecycleNode):
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
         self.cleanup_node()
+        self._cycles.clear()
         self.configured = False
         return super().on_cleanup(state)
 
@@ -237,6 +283,7 @@ class HilLifecycleNode(LifecycleNode):
             self.deactivate_node()
         if self.configured:
             self.cleanup_node()
+        self._cycles.clear()
         self.configured = False
         return super().on_shutdown(state)
 
@@ -265,6 +312,27 @@ class HilLifecycleNode(LifecycleNode):
     def process_exit(self) -> None:
         """Last chance to flush files when the process ends (ROS may be shut down already)."""
 
+    # --- cycle health ---------------------------------------------------------------------------
+    def cycle_monitor(self, name: str, period: float, deadline: float | None = None) -> CycleHealth:
+        """A cycle-health accumulator for one periodic cycle of this node (call in
+        ``configure_node``; ``period`` in s). The first one is the node's main cycle."""
+        p = self.p
+        monitor = CycleHealth(period, budget_fraction=p.cycle_budget, lockstep=p.lockstep,
+                              wall_stamps=not self.get_parameter('use_sim_time').value, deadline=deadline,
+                              inject_delay=p.inject_cycle_delay)
+        return self._cycles.add(name, monitor)
+
+    def count_published(self, topic: str, n: int = 1) -> None:
+        """Count ``n`` messages published on ``topic`` (reported as ``published.<topic>``)."""
+        published = self._cycles.published
+        published[topic] = published.get(topic, 0) + n
+
+    def _publish_cycle_status(self) -> None:
+        if not self._cycles.monitors and not self._cycles.published:
+            return
+        level, message, values = self._cycles.report()
+        self._publish_status(self._cycle_status_name, level, message, values)
+
     # --- helpers ------------------------------------------------------------------------------
     def stream_qos(self):
         """QoS of high-rate streams: reliable in lockstep, sensor-data otherwise."""
@@ -272,11 +340,13 @@ class HilLifecycleNode(LifecycleNode):
 
     def status(self, level: int, message: str, **values: Any) -> None:
         """Publish this node's status on /diagnostics (key/values as strings)."""
+        self._publish_status(self.get_fully_qualified_name(), level, message, values)
+
+    def _publish_status(self, name: str, level: int, message: str, values: dict) -> None:
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
         st = DiagnosticStatus(level=bytes([level]) if isinstance(level, int) else level,
-                              name=self.get_fully_qualified_name(), message=message,
-                              hardware_id=self.get_name())
+                              name=name, message=message, hardware_id=self.get_name())
         st.values = [KeyValue(key=str(k), value=_fmt(v)) for k, v in values.items()]
         msg.status = [st]
         self._diag_pub.publish(msg)

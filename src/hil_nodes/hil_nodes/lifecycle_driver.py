@@ -12,6 +12,11 @@ service endpoints (the service already looks ready to the client). So a transiti
 an answer after ``retry_period`` is not simply waited for: the node's state (from its
 transition events, else asked through ``get_state``) tells whether it was done (accept it),
 never arrived (send it again) or went elsewhere (fail).
+
+A sequence may bring its own, shorter timeouts (the supervisor's shutdown does: a node that
+died without anyone noticing yet must not hold the shutdown for 30 s). A step of a node the
+owner already knows to be dead (``state_of`` says 'dead') fails at once, and once a node did
+not answer, its later steps in the sequence are not tried: each dead node costs one timeout.
 """
 from __future__ import annotations
 
@@ -67,6 +72,7 @@ class LifecycleDriver:
         self._state_of = state_of
         # Without an answer after this long, check the node's state and resend if needed.
         self.retry_period = min(2.0, self.transition_timeout / 3.0)
+        self._retry = self.retry_period        # of the running sequence (its timeout may be shorter)
         self.resends = 0
         self._retry_at = 0.0
         self._resent = False
@@ -80,6 +86,7 @@ class LifecycleDriver:
         self._result: SequenceResult | None = None
         self._stop_on_failure = True
         self._on_done: Callable[[SequenceResult], None] | None = None
+        self._timeouts = (self.service_timeout, self.transition_timeout)   # of the running sequence
         self._phase = 'idle'           # idle | wait_service | call
         self._idle_callbacks: list[Callable[[], None]] = []
         self._deadline = 0.0
@@ -96,7 +103,8 @@ class LifecycleDriver:
         return str(self._steps[0]) if self._steps and self.busy else ''
 
     def start(self, kind: str, steps: list[Step], on_done: Callable[[SequenceResult], None],
-              stop_on_failure: bool = True) -> None:
+              stop_on_failure: bool = True, service_timeout: float | None = None,
+              transition_timeout: float | None = None) -> None:
         if self.busy:
             raise RuntimeError(f'{self._result.kind} still in progress ({self.current})')
         unknown = [s.node for s in steps if s.node not in self._clients]
@@ -106,6 +114,9 @@ class LifecycleDriver:
         self._result = SequenceResult(kind, ok=True)
         self._stop_on_failure = stop_on_failure
         self._on_done = on_done
+        self._timeouts = (self.service_timeout if service_timeout is None else float(service_timeout),
+                          self.transition_timeout if transition_timeout is None else float(transition_timeout))
+        self._retry = min(self.retry_period, self._timeouts[1] / 3.0)
         self._phase = 'idle'
         self._timer.reset()
         self._tick()
@@ -138,23 +149,27 @@ class LifecycleDriver:
                 return
             step = self._steps[0]
             now = time.monotonic()
+            service_timeout, transition_timeout = self._timeouts
+            if self._phase != 'call' and self._state_of(step.node) == 'dead':
+                self._fail(step, 'node is dead', silent=True)
+                continue
             if self._phase == 'idle':
-                self._phase, self._deadline = 'wait_service', now + self.service_timeout
+                self._phase, self._deadline = 'wait_service', now + service_timeout
             if self._phase == 'wait_service':
                 client = self._clients[step.node]
                 if not client.service_is_ready():
                     if now > self._deadline:
                         self._fail(step, f'service {client.srv_name} not available after '
-                                         f'{self.service_timeout:g} s')
+                                         f'{service_timeout:g} s', silent=True)
                         continue
                     return
                 self._send(step, now)
                 self._resent = False
-                self._phase, self._deadline = 'call', now + self.transition_timeout
+                self._phase, self._deadline = 'call', now + transition_timeout
             verdict = self._verdict(step, now)
             if verdict is None:
                 if now > self._deadline:
-                    self._fail(step, f'no answer within {self.transition_timeout:g} s')
+                    self._fail(step, f'no answer within {transition_timeout:g} s', silent=True)
                     continue
                 return
             if verdict == 'ok':
@@ -201,11 +216,11 @@ class LifecycleDriver:
         req = ChangeState.Request()
         req.transition.id = TRANSITION_IDS[step.transition]
         self._call = self._clients[step.node].call_async(req)
-        self._retry_at = now + self.retry_period
+        self._retry_at = now + self._retry
 
     def _query_state(self, step: Step, now: float) -> None:
         self._query = self._state_clients[step.node].call_async(GetState.Request())
-        self._retry_at = now + self.retry_period
+        self._retry_at = now + self._retry
 
     def _clear(self, step: Step) -> None:
         """Forget the requests in flight of ``step`` (late answers are then ignored)."""
@@ -215,7 +230,8 @@ class LifecycleDriver:
             self._state_clients[step.node].remove_pending_request(self._query)
         self._call = self._query = None
 
-    def _fail(self, step: Step, why: str) -> None:
+    def _fail(self, step: Step, why: str, silent: bool = False) -> None:
+        """``silent``: the node did not answer at all (or is dead): its later steps are dropped."""
         self._clear(step)
         self._result.ok = False
         self._result.failures.append(f'{step.transition} of node {step.node}: {why}')
@@ -223,6 +239,12 @@ class LifecycleDriver:
         self._phase = 'idle'
         if self._stop_on_failure:
             self._steps.clear()
+        elif silent:
+            dropped = [s for s in self._steps if s.node == step.node]
+            if dropped:
+                self._steps = [s for s in self._steps if s.node != step.node]
+                self._result.failures.append(f'not run (node {step.node} does not answer): '
+                                             + ', '.join(map(str, dropped)))
 
     def _finish(self) -> None:
         result, on_done = self._result, self._on_done

@@ -3,22 +3,22 @@ and frame gate (seed 000 section 5: the primary state machine; seed 004: lockste
 
 A plain rclpy node (like nav2's lifecycle_manager: it drives the others, nobody drives it).
 Everything it does is asynchronous: it may share one executor with all the nodes it manages.
-See docs/supervisor.md for the modes, services and their refusal rules, liveness and frame gate.
+It beats on /hil/heartbeat itself, so the hardware side can tell when it is gone.
+One watch for deaths, stalls and real time: heartbeats (two clocks), transition events,
+process exits reported by the launcher (/hil/process_exit), and the real-time health of every
+node (supervisor_health.py); each ends in FAULT with the reason, and FAULT is the controlled stop.
+See docs/supervisor.md for the modes, services and their refusal rules, liveness, health and
+frame gate.
 """
 from __future__ import annotations
 
 import time
-from types import SimpleNamespace
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lifecycle_msgs.msg import State, TransitionEvent
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
-from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
-                              ParameterUninitializedException)
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 from std_msgs.msg import Header, String
@@ -27,46 +27,15 @@ from std_srvs.srv import Trigger
 from hil_core.lifecycle_plan import bring_up_plan, check_node_list, shutdown_plan
 from hil_core.liveness import LivenessMonitor, normalize_name
 from hil_core.modes import Event, HilMode, ModeMachine, Request, Transition
-from hil_core.timing import HIGH_LEVEL_PERIOD
 from hil_nodes import qos, topics
-from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param, ParameterError, _fmt
+from hil_nodes.base import ERROR, OK, WARN, _fmt
 from hil_nodes.convert import stamp_to_ns
 from hil_nodes.lifecycle_driver import LifecycleDriver, SequenceResult
 from hil_nodes.runner import run
+from hil_nodes.supervisor_health import HealthWatch
+from hil_nodes.supervisor_params import PARAMS, health_config, load_parameters
 
-
-def _node_list(value) -> str | None:
-    try:
-        check_node_list(value)
-    except ValueError as exc:
-        return str(exc)
-    return None
-
-
-_LOCKSTEP = next(p for p in HilLifecycleNode.COMMON_PARAMS if p.name == 'lockstep')
-
-PARAMS = (
-    Param('managed_nodes', 'str[]', [], 'lifecycle nodes to configure then activate, in this order '
-          '(deactivated and cleaned up in reverse)', check=_node_list),
-    Param('monitored_nodes', 'str[]', [], 'nodes whose heartbeat is watched but whose lifecycle is '
-          'not driven', check=_node_list),
-    Param('autostart', bool, True, 'bring the managed nodes up at start'),
-    Param('autostart_run', bool, False, 'after an autostart bring-up, request START before the first frame'),
-    _LOCKSTEP,
-    Param('frame_period', float, HIGH_LEVEL_PERIOD, 'period of /hil/frame without lockstep (s, steady clock)',
-          range=(1e-4, 1.0)),
-    Param('run_duration', float, 0.0, 'sim time (s) at which a run is stopped, frame-aligned; 0: never',
-          range=(0.0, 1e7)),
-    Param('heartbeat_timeout_sim', float, 0.5, 'a node is dead after this long without heartbeat (sim s)',
-          range=(0.01, 600.0)),
-    Param('heartbeat_timeout_wall', float, 1.0, 'a node is dead after this long without heartbeat (wall s)',
-          range=(0.05, 600.0)),
-    Param('service_timeout', float, 30.0, 'wait for a node\'s change_state service (wall s)', range=(0.1, 600.0)),
-    Param('transition_timeout', float, 10.0, 'wait for a transition\'s answer (wall s)', range=(0.1, 600.0)),
-    Param('liveness_period', float, 0.02, 'period of the liveness check (wall s; also every /clock in lockstep)',
-          range=(0.005, 1.0)),
-    Param('diagnostics_period', float, 0.5, 'period of the status on /diagnostics (wall s)', range=(0.05, 10.0)),
-)
+__all__ = ['PARAMS', 'SupervisorNode', 'main']
 
 _STOPPABLE = frozenset({HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RUNNING})
 RESTARTED = 'unknown (heartbeat back after death)'   # state label of a node that came back
@@ -79,7 +48,7 @@ class SupervisorNode(Node):
     def __init__(self, node_name: str = 'supervisor', **kwargs):
         super().__init__(node_name, **kwargs)
         self.machine = ModeMachine()
-        self.p, self.param_problems = self._load_parameters()
+        self.p, self.param_problems = load_parameters(self)
         self.managed = check_node_list(self.p.managed_nodes)
         self.monitored = check_node_list(self.p.monitored_nodes)
         watched = self.managed + [n for n in self.monitored if n not in self.managed]
@@ -104,6 +73,12 @@ class SupervisorNode(Node):
         # reflects every event already received.
         self.create_subscription(DiagnosticArray, topics.HIL_EVENTS, self._on_events, qos.command(100))
         self.create_subscription(Header, topics.HIL_HEARTBEAT, self._on_heartbeat, 100)
+        self.create_subscription(DiagnosticArray, topics.HIL_PROCESS_EXIT, self._on_process_exit, qos.command(50))
+        self._heartbeat_pub = self.create_publisher(Header, topics.HIL_HEARTBEAT, 10)
+        self.create_timer(self.p.heartbeat_period, self._heartbeat, clock=self._steady)
+        self.create_timer(self.p.heartbeat_period, self._heartbeat)
+        self.health = HealthWatch(self, health_config(self.p), self._fault, self._wall_now,
+                                  fault_enabled=self.p.health_fault)
         for name in watched:
             self.create_subscription(TransitionEvent, topics.lifecycle_service(name, 'transition_event'),
                                      lambda msg, n=name: self._on_transition_event(n, msg), 10)
@@ -131,41 +106,7 @@ class SupervisorNode(Node):
             self.driver.start('bring-up', bring_up_plan(self.managed), self._on_bring_up_done)
         else:
             self.liveness.arm(self._sim_now(), self._wall_now())
-
-    # --- parameters ---------------------------------------------------------------------------
-    def _load_parameters(self) -> tuple[SimpleNamespace, list[str]]:
-        """Declare and validate PARAMS; a bad value is replaced by its default and reported
-        (the node then stays in FAULT: it never runs a system with a parameter it rejected)."""
-        values, problems = {}, []
-        for p in PARAMS:
-            descriptor = ParameterDescriptor(description=p.description,
-                                             additional_constraints=p.constraints(), read_only=True)
-            try:
-                if isinstance(p.type, str):   # an empty list default has no type: declare the type
-                    self.declare_parameter(p.name, Parameter.Type.STRING_ARRAY, descriptor)
-                else:
-                    self.declare_parameter(p.name, p.default, descriptor)
-                try:
-                    raw = self.get_parameter(p.name).value
-                except ParameterUninitializedException:
-                    raw = p.default
-                values[p.name] = p.validate(raw)
-            except ParameterError as exc:
-                problems.append(str(exc))
-                values[p.name] = p.default
-            except (InvalidParameterTypeException, InvalidParameterValueException) as exc:
-                problems.append(f"parameter '{p.name}': {exc}")   # e.g. an int given for a float
-                values[p.name] = p.default
-        overlap = set(check_node_list(values['managed_nodes'])) & set(check_node_list(values['monitored_nodes'])) \
-            if not problems else set()
-        if overlap:
-            problems.append(f"parameters 'managed_nodes' and 'monitored_nodes' both list {sorted(overlap)}")
-        if not problems and self.get_name() in values['managed_nodes'] + values['monitored_nodes']:
-            problems.append(f"parameters 'managed_nodes'/'monitored_nodes' list the supervisor itself "
-                            f'({self.get_name()})')
-        for problem in problems:
-            self.get_logger().error(problem)
-        return SimpleNamespace(**values), problems
+            self.health.arm()
 
     # --- clocks ---------------------------------------------------------------------------------
     def _sim_now(self) -> float:
@@ -192,6 +133,7 @@ class SupervisorNode(Node):
             return
         self.lifecycle = 'up'
         self.liveness.arm(self._sim_now(), self._wall_now(), required=self.managed)
+        self.health.arm()
         if self.p.autostart_run:
             self._apply(Request.START)  # before the first frame: the run starts at t_0
 
@@ -203,15 +145,19 @@ class SupervisorNode(Node):
         aborted = self.lifecycle == 'bringing_up'
         self.lifecycle = 'shutting_down'
         self.liveness.armed = False       # nodes going away now are not a fault
+        self.health.disarm()
         # A bring-up still running stops after its transition in flight (if any): the
         # shutdown plan then starts from the states the nodes really are in.
         idle = Future()
         self.driver.when_idle(lambda: idle.set_result(True))
         self.driver.abort('shutdown requested')
         await idle
-        steps, notes = shutdown_plan(self.managed, self.states)   # dead/restarted nodes skipped
+        # dead, restarted and silent nodes are skipped: a dead node's services would only be
+        # waited for; the others get shutdown_timeout each at most
+        steps, notes = shutdown_plan(self.managed, self._states_for_shutdown())
         done = Future()
-        self.driver.start('shutdown', steps, done.set_result, stop_on_failure=False)
+        self.driver.start('shutdown', steps, done.set_result, stop_on_failure=False,
+                          service_timeout=self.p.shutdown_timeout, transition_timeout=self.p.shutdown_timeout)
         result: SequenceResult = await done
         self.lifecycle = 'down'
         response.success = result.ok
@@ -233,9 +179,37 @@ class SupervisorNode(Node):
         elif self.lifecycle == 'up' and start == State.PRIMARY_STATE_ACTIVE:
             self._fault(f'managed node {node} left the active state ({msg.transition.label}) while the system is up')
 
+    def _states_for_shutdown(self) -> dict[str, str]:
+        states = dict(self.states)
+        ages = self.liveness.ages(self._sim_now(), self._wall_now())
+        for name in self.managed:
+            age = ages[name][1]
+            if states[name] in ('active', 'inactive') and age is not None and age > self.p.shutdown_silence:
+                states[name] = f'silent for {age:.1f} s'
+        return states
+
     # --- liveness ---------------------------------------------------------------------------------
+    def _heartbeat(self) -> None:
+        msg = Header(frame_id=self.get_fully_qualified_name())
+        msg.stamp = self.get_clock().now().to_msg()
+        self._heartbeat_pub.publish(msg)
+
+    def _on_process_exit(self, msg: DiagnosticArray) -> None:
+        """The launcher (`hil run`) saw a process end: its nodes are dead now, no timeout to wait."""
+        for st in msg.status:
+            name = normalize_name(st.name)
+            if name not in self.states:
+                continue
+            reason = f'node {name} is dead: its process {st.hardware_id or name} {st.message or "exited"}'
+            if self.liveness.mark_dead(name, reason):
+                self.states[name] = 'dead'
+                if self.lifecycle not in ('shutting_down', 'down'):
+                    self._fault(reason)
+
     def _on_heartbeat(self, msg: Header) -> None:
         name = normalize_name(msg.frame_id)
+        if name == self.get_name():
+            return
         if self.liveness.beat(name, self._sim_now(), self._wall_now()) and self.states.get(name) == 'dead':
             # Alive again means restarted: its lifecycle state is not what we last knew.
             self.states[name] = RESTARTED
@@ -258,6 +232,9 @@ class SupervisorNode(Node):
         dead = self.liveness.blocking_reason()
         if dead:
             reasons.append(dead)
+        health = self.health.blocking_reason()
+        if health:
+            reasons.append(health)
         if self.lifecycle == 'up':
             reasons += [f'managed node {n} is {self.states[n]}' for n in self.managed
                         if self.states[n] != 'active']
@@ -356,7 +333,7 @@ class SupervisorNode(Node):
         values = {'mode': mode.value, 'fault_reason': self.machine.fault_reason, 'run_time': self.run_time_ns * 1e-9,
                   'faults': self.machine.fault_count, 'lifecycle': self.lifecycle,
                   'frames': self.frames, 'run_duration_reached': self.run_duration_reached,
-                  'unknown_events': self.unknown_events}
+                  'unknown_events': self.unknown_events, **self.health.status_values()}
         ages = self.liveness.ages(self._sim_now(), self._wall_now())
         dead = self.liveness.dead()
         for name, state in self.states.items():
@@ -369,6 +346,8 @@ class SupervisorNode(Node):
             level, message = ERROR, f'FAULT: {self.machine.fault_reason}'
         elif self.lifecycle == 'bringing_up':
             level, message = WARN, f'bringing up: {self.driver.current}'
+        elif self.health.current.level:
+            level, message = WARN, f'{mode.value}; {self.health.current.reason}'
         else:
             level, message = OK, mode.value
         msg = DiagnosticArray()

@@ -20,6 +20,8 @@ HIL_STOP = '/hil/stop'                             # std_srvs/Trigger
 HIL_RESET = '/hil/reset'                           # std_srvs/Trigger
 HIL_ESTOP = '/hil/estop'                           # std_srvs/Trigger
 HIL_SHUTDOWN = '/hil/shutdown'                     # std_srvs/Trigger: deactivate + clean up managed nodes in reverse order
+HIL_PROCESS_EXIT = '/hil/process_exit'             # diagnostic_msgs/DiagnosticArray from the launcher: one status per node whose
+                                                   # process ended (name = node, hardware_id = process, message = how)
 
 # --- scenario 1: Hexafloat ---------------------------------------------------------------
 MOCK_FT_WRENCH = '/mock_ft/wrench'                 # geometry_msgs/WrenchStamped: load profile of the mock sensor (counts-free, N / N m)
