@@ -2,17 +2,19 @@
 
 Reads the bag with rosbags (repairing one left by a killed run), recomputes the ideal motion
 with the model the run used (parameters from the run manifest `hil_run.yaml` next to the bag),
-runs the seed-000 transparency analysis, and writes DIR/report.html, its PNGs and
-DIR/report.json (the numbers, for scripts and tests).
+runs the seed-000 transparency analysis end to end and stage by stage, accounts for the
+messages, and writes DIR/report.html, its PNGs and DIR/report.json (the numbers, for scripts
+and tests). A figure that the data cannot support is "not measurable" with its reason; the
+verdict compares the valid figures with the designed ones (docs/report.md).
 """
 from __future__ import annotations
 
 import json
 import pathlib
 import sys
-from types import SimpleNamespace
 
 from hil_nodes.report import figures
+from hil_nodes.report.analysis import admittance_model, analyse, stage_rows, to_json  # noqa: F401 (API)
 from hil_nodes.report.bagdata import load_run
 from hil_nodes.report.page import render
 
@@ -25,40 +27,10 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def admittance_model(manifest: dict):
-    """The model the run's admittance node used: node defaults + the run's effective parameters."""
-    values = (manifest.get('parameters') or {}).get('admittance')
-    if values is None:
-        return None
-    from hil_nodes.admittance import AdmittanceNode
-    merged = {p.name: p.default for p in AdmittanceNode.PARAMS}
-    merged.update(values.get('ros__parameters', values))
-    return AdmittanceNode._build_model(SimpleNamespace(**merged))
-
-
-def analyse(run, axis: int):
-    """(RunTransparency or None, notes) for a loaded run."""
-    from hil_core.admittance.run_analysis import analyse_run
-    notes = []
-    model = admittance_model(run.manifest)
-    force = run.get('/ft_sensor/wrench_raw', '/mock_ft/wrench')
-    tcp = run.get('/kinematics/tcp_pose')
-    if model is None or force is None or tcp is None:
-        notes.append('transparency not computed: the run needs an admittance model, a raw force topic '
-                     'and /kinematics/tcp_pose')
-        return None, notes
-    start = next((t for t, m in run.modes if m == 'RUNNING'), 0.0)
-    end = next((t for t, m in run.modes if t > start and m in ('RETURNING_HOME', 'SAFETY_RECOVERY', 'FAULT')),
-               float(tcp.t[-1]))
-    fsel = (force.t >= start) & (force.t <= end)
-    psel = (tcp.t >= start) & (tcp.t <= end)
-    try:
-        tr = analyse_run(model, force.t[fsel], force.values[fsel], tcp.t[psel], tcp.values[psel], axis=axis)
-    except ValueError as exc:
-        notes.append(f'transparency not computed: {exc}')
-        return None, notes
-    notes.append(f'analysis window: RUNNING from {start:.3f} s to {end:.3f} s')
-    return tr, notes
+def _print_number(key, value, reasons: dict) -> str:
+    if value is None:
+        return f'{key}: not measurable: {reasons.get(key, "see report")}'
+    return f'{key}: {value:.6g}' if isinstance(value, float) else f'{key}: {value}'
 
 
 def run(args) -> int:
@@ -70,12 +42,16 @@ def run(args) -> int:
         print(f'hil report: {exc}', file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
-    tr, notes = analyse(data, args.axis)
+    a = analyse(data, args.axis)
+    tr = a.transparency
+    notes = list(a.notes)
     if data.repaired:
         notes.insert(0, 'the bag had been left open by a killed run: repaired up to its last checkpoint')
     made = [figures.force(data, out), figures.motion(data, tr, out)]
     if tr is not None:
         made += [figures.frf(tr, out), figures.transparency(tr, out), figures.shifted(tr, out)]
+    if a.chain is not None:
+        made.append(figures.stages(a.chain, out))
     made += [figures.timebase(data, out), figures.timeline(data, out), figures.joints(data, out)]
     made = [m for m in made if m]
     numbers = tr.numbers() if tr is not None else {}
@@ -83,17 +59,26 @@ def run(args) -> int:
     summary.setdefault('bag', str(bag))
     summary['messages'] = sum(data.counts.values())
     faults = [e for e in data.events if e[2] == 'fault']
-    if tr is not None:
-        verdict = (f'Transparency on {figures.AXES[tr.axis]}: fitted constant delay {numbers["delay_ms"]:.2f} ms, '
-                   f'gain within {numbers.get("gain_dev_db_11hz", float("nan")):.2f} dB up to 11 Hz, '
-                   f'{len(faults)} fault event(s).')
-    else:
-        verdict = f'Run of {summary.get("system", "?")}: {summary.get("outcome", "?")}, {len(faults)} fault event(s).'
+    verdict = a.verdict.text + (f' ({len(faults)} fault event(s))' if faults else '')
     title = f'hil_suite report: {summary.get("system", bag.name)} {summary.get("scenario", "")}'.strip()
-    (out / 'report.html').write_text(render(title, verdict, summary, numbers, data.events, made, notes))
-    (out / 'report.json').write_text(json.dumps({'numbers': numbers, 'figures': made, 'notes': notes,
-                                                 'summary': summary}, indent=2, default=str))
+    page = render(title, verdict, a.verdict.status, summary, numbers, data.events, made, notes,
+                  validity=tr.pair if tr is not None else None,
+                  stages=stage_rows(a.chain) if a.chain is not None else [],
+                  findings=a.chain.findings if a.chain is not None else {}, accounting=a.accounting,
+                  design=a.design.as_dict())
+    (out / 'report.html').write_text(page)
+    body = {'numbers': numbers, 'figures': made, 'notes': notes, 'summary': summary, **to_json(a)}
+    (out / 'report.json').write_text(json.dumps(body, indent=2, default=str))
     print(f'report: {out / "report.html"}')
+    print(f'verdict: {verdict}')
+    reasons = {}
+    if tr is not None:
+        for band, figs in tr.pair.bands.items():
+            key = f'{band:g}hz'
+            for name, fig in (('delay_ms', figs.delay), ('gain_dev_db', figs.gain_dev_db),
+                              ('phase_rmse_deg', figs.phase_rmse_deg), ('coherence_min', figs.coherence_min)):
+                reasons[f'{name}_{key}'] = fig.reason
+        reasons['delay_ms'] = tr.pair.widest.delay.reason if tr.pair.widest else ''
     for key, value in numbers.items():
-        print(f'{key}: {value:.6g}' if isinstance(value, float) else f'{key}: {value}')
+        print(_print_number(key, value, reasons))
     return 0

@@ -2,6 +2,9 @@
 
 Time axis: each message's header stamp when it has one (simulation time of the sample), else the
 bag's record time (the recorder stamps with the node clock, i.e. simulation time too).
+Joint trajectories become one series of points at header.stamp + time_from_start (a message may
+repeat the previous frame's points, as the real-time time base does: a point whose time was
+already seen is replaced by the newest message's, as a trajectory controller would).
 """
 from __future__ import annotations
 
@@ -35,6 +38,9 @@ class RunData:
     diagnostics: dict[str, list[tuple[float, dict]]]  # node -> [(t, key/values)]
     counts: dict[str, int]
     repaired: bool
+    record_times: dict[str, np.ndarray] = field(default_factory=dict)   # topic -> bag times (s)
+    trajectories: dict[str, Series] = field(default_factory=dict)      # topic -> points (positions)
+    accounting: dict = field(default_factory=dict)                     # the recorder's accounting.yaml
 
     def get(self, *topics: str) -> Series | None:
         for topic in topics:
@@ -97,10 +103,15 @@ def load_run(path: str | pathlib.Path) -> RunData:
     names: dict[str, list[str]] = {}
     modes, events, counts = [], [], defaultdict(int)
     diagnostics: dict[str, list] = defaultdict(list)
+    record_ns: dict[str, list] = defaultdict(list)
+    points: dict[str, dict] = defaultdict(dict)
     for topic, bag_ns, msg in read_messages(path):
         counts[topic] += 1
+        record_ns[topic].append(bag_ns)
         kind = msg.__msgtype__
-        if kind == 'std_msgs/msg/String' and topic.endswith('/mode'):
+        if kind == 'trajectory_msgs/msg/JointTrajectory':
+            _add_points(points[topic], names, topic, msg, bag_ns)
+        elif kind == 'std_msgs/msg/String' and topic.endswith('/mode'):
             modes.append((bag_ns * 1e-9, msg.data))
         elif kind == 'diagnostic_msgs/msg/DiagnosticArray':
             t = _stamp(msg, bag_ns)
@@ -125,5 +136,31 @@ def load_run(path: str | pathlib.Path) -> RunData:
         t = np.array([t for t, _ in items])
         order = np.argsort(t, kind='stable')
         series[topic] = Series(t[order], np.array([v for _, v in items])[order], names.get(topic, []))
+    trajectories = {}
+    for topic, by_time in points.items():
+        keys = sorted(by_time)
+        trajectories[topic] = Series(np.array(keys, float) * 1e-9, np.array([by_time[k] for k in keys]),
+                                     names.get(topic, []))
+    accounting_file = path / 'accounting.yaml'
+    accounting = yaml.safe_load(accounting_file.read_text()) if accounting_file.exists() else {}
     return RunData(path=path, manifest=manifest or {}, series=series, modes=modes, events=events,
-                   diagnostics=dict(diagnostics), counts=dict(counts), repaired=repaired)
+                   diagnostics=dict(diagnostics), counts=dict(counts), repaired=repaired,
+                   record_times={t: np.asarray(v, float) * 1e-9 for t, v in record_ns.items()},
+                   trajectories=trajectories, accounting=accounting or {})
+
+
+def _add_points(by_time: dict, names: dict, topic: str, msg, bag_ns: int) -> None:
+    """Points of a JointTrajectory at stamp + time_from_start (ns); later messages win."""
+    stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+    if stamp == 0:                       # ros2_control convention: 0 = start now
+        stamp = bag_ns
+    joint_names = list(msg.joint_names)
+    first = names.setdefault(topic, joint_names)
+    order = [joint_names.index(n) for n in first] if set(first) == set(joint_names) else None
+    if order is None:
+        return
+    for p in msg.points:
+        if len(p.positions) != len(joint_names):
+            continue
+        t = stamp + p.time_from_start.sec * 10**9 + p.time_from_start.nanosec
+        by_time[t] = [float(p.positions[i]) for i in order]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pathlib
 
 import matplotlib
+import numpy as np
 
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
@@ -93,12 +94,14 @@ def transparency(tr, out) -> str:
     ag.set_ylabel('gain achieved/ideal (dB)')
     ap.plot(frf_.freqs[sel], frf_.phase_deg[sel], color='k', label='measured')
     for band, fit in sorted(tr.result.fits.items()):
-        ap.plot(fit.freqs, fit.fitted_deg, lw=2, alpha=0.7,
-                label=f'linear fit 0-{band:g} Hz: delay {fit.delay_s * 1e3:.2f} ms, RMSE {fit.rmse_deg:.3f} deg')
+        figs = tr.pair.band(band)
+        text = (f'delay {fit.delay_s * 1e3:.2f} ms, RMSE {fit.rmse_deg:.3f} deg' if figs is not None and figs.delay.valid
+                else f'not measurable: {figs.delay.reason if figs is not None else "-"}')
+        ap.plot(fit.freqs, fit.fitted_deg, lw=2, alpha=0.7, label=f'linear fit 0-{band:g} Hz: {text}')
         ag.axvline(band, color='grey', ls=':')
     ap.set_ylabel('phase (deg)')
     ac.plot(frf_.freqs[sel], frf_.coherence[sel], color='tab:purple')
-    ac.set_ylabel('coherence')
+    ac.set_ylabel('coherence' if tr.starts.size >= 2 else 'coherence\n(1 segment:\nnot measurable)')
     ac.set_ylim(0, 1.05)
     ac.set_xlabel('frequency (Hz)')
     ag.set_title('Transparency: achieved / ideal (unity gain + linear phase = the model shifted by a constant delay)')
@@ -182,3 +185,54 @@ def joints(run, out) -> str | None:
     for a in (ap, av):
         a.grid(alpha=0.3)
     return _save(fig, out, 'joints.png')
+
+
+def stages(chain, out) -> str:
+    """Stage-by-stage transparency: the motion of every stage around the first impulse, then
+    per transition the delay and the gain, measured against designed."""
+    from hil_core.transparency.design import LABELS
+    from hil_core.transparency.validity import GAIN_TOLERANCE_DB, VERDICT_BAND_HZ
+    fig, (asig, adel, again) = plt.subplots(3, 1, figsize=(10, 10), gridspec_kw={'height_ratios': [3, 2, 2]})
+    s0 = int(chain.starts[0]) if chain.starts.size else 0
+    span = slice(s0, min(chain.grid.size, s0 + int(round(1.2 * chain.fs))))
+    for s in chain.stages:
+        y = np.where(s.motion_ok, s.motion, np.nan)[span]
+        label = LABELS[s.key] + (' (ideal motion)' if s.kind == 'force' else '')
+        asig.plot(chain.grid[span], y * 1e3, lw=1.0, label=label)
+    asig.set_ylabel(f'{AXES[chain.axis]} (mm or mrad)')
+    asig.set_xlabel('time (s)')
+    asig.set_title('Each stage of the chain on one DOF, first segment (force stages: the model driven by them)')
+    asig.legend(fontsize=7, ncol=2)
+    names = [f'{LABELS[t.src]}\n-> {LABELS[t.dst]}' for t in chain.transitions]
+    x = np.arange(len(names))
+    measured = [(t.result.widest.delay.value * 1e3 if t.result.widest and t.result.widest.delay.valid else np.nan)
+                for t in chain.transitions]
+    designed = [t.designed_delay_s * 1e3 for t in chain.transitions]
+    adel.bar(x - 0.2, designed, 0.4, color='#bbbbbb', label='designed')
+    adel.bar(x + 0.2, np.nan_to_num(measured), 0.4, color='tab:blue', label='measured (phase fit 0-11 Hz)')
+    for i, m in enumerate(measured):
+        if not np.isfinite(m):
+            adel.text(i + 0.2, 0, 'not\nmeasurable', ha='center', va='bottom', fontsize=7, color='red')
+    s, e = chain.delay_sum()
+    adel.set_title('Delay per stage' + (f': sum {s * 1e3:.3f} ms, end to end {e * 1e3:.3f} ms'
+                                         if s is not None and e is not None else ''))
+    adel.set_ylabel('delay (ms)')
+    adel.set_xticks(x, names, fontsize=7)
+    adel.legend(fontsize=8)
+    gains, amps = [], []
+    for t in chain.transitions:
+        band = t.result.band(VERDICT_BAND_HZ) or t.result.widest
+        gains.append(band.gain_db.value if band is not None and band.gain_db.valid else np.nan)
+        amps.append(20 * np.log10(t.amplitude.value) if t.amplitude.valid and t.amplitude.value > 0 else np.nan)
+    again.axhspan(-GAIN_TOLERANCE_DB, GAIN_TOLERANCE_DB, color='g', alpha=0.1, label=f'+-{GAIN_TOLERANCE_DB:g} dB design')
+    again.bar(x, np.nan_to_num(gains), 0.5, color='tab:blue', label=f'mean gain 0-{VERDICT_BAND_HZ:g} Hz')
+    again.plot(x, amps, 'o', color='tab:orange', label='amplitude ratio (time domain, gap-tolerant)')
+    for i, g in enumerate(gains):
+        if not np.isfinite(g):
+            again.text(i, 0, 'not\nmeasurable', ha='center', va='bottom', fontsize=7, color='red')
+    again.set_ylabel('gain (dB)')
+    again.set_xticks(x, names, fontsize=7)
+    again.legend(fontsize=8)
+    for a in (asig, adel, again):
+        a.grid(alpha=0.3)
+    return _save(fig, out, 'stages.png')

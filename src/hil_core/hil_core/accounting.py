@@ -1,0 +1,139 @@
+"""Message accounting of a run (issue 18): per topic, what should have been published, what was
+published, what the recorder received and wrote, and the largest gap between receive times.
+
+``account`` builds the per-topic table for the run summary, ``hil_run.yaml`` and the report:
+
+* expected = rate x duration + 1 (a stream of rate r over [0, D] holds r D + 1 samples), for
+  topics with a designed rate; event and latched topics have none;
+* ``skipped``: the producer published fewer than expected by more than the slack (start/stop
+  alignment), or reported skipped cycles: the node did not produce every cycle;
+* ``lost``: fewer recorded than published (or fewer written than received): messages the
+  transport or the recorder dropped;
+* ``missing``: fewer recorded than expected and the producer's count is unknown: skipped or
+  lost, the producer's count would tell which;
+* ``gap``: the largest gap between receive times exceeds ``GAP_FACTOR`` periods (samples missing
+  in a row, whether skipped or lost).
+
+A run with any flag is not a clean run: ``clean`` is False and ``summary_lines`` say why.
+Pure functions, no ROS: the recorder, ``hil run`` and ``hil report`` call them.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from hil_core.transparency.validity import GAP_FACTOR
+
+COUNT_SLACK_MESSAGES = 2        # a stream may start or stop one frame either side of the window
+COUNT_SLACK_FRACTION = 0.005    # and the duration itself is known to about 0.5 %
+
+
+@dataclass(frozen=True)
+class TopicCount:
+    """What the recorder saw of one topic (receive times in the bag's clock, seconds)."""
+    received: int
+    written: int
+    largest_gap_s: float | None = None
+    first_s: float | None = None
+    last_s: float | None = None
+
+
+@dataclass(frozen=True)
+class AccountRow:
+    topic: str
+    rate_hz: float | None
+    expected: int | None
+    published: int | None
+    received: int | None
+    recorded: int
+    largest_gap_s: float | None
+    skipped: int                 # messages the producer did not produce
+    lost: int                    # messages produced (or received) but not recorded
+    missing: int                 # expected but not recorded, cause unknown (no producer count)
+    flags: tuple[str, ...]       # subset of ('skipped', 'lost', 'missing', 'gap')
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out['flags'] = list(self.flags)
+        return out
+
+
+def largest_gap(times) -> float | None:
+    """Largest interval between consecutive receive times (None with fewer than 2)."""
+    t = np.sort(np.asarray(times, dtype=float).reshape(-1))
+    return float(np.max(np.diff(t))) if t.size >= 2 else None
+
+
+def expected_count(rate_hz: float, duration_s: float) -> int:
+    return int(math.floor(rate_hz * duration_s + 1e-6)) + 1
+
+
+def _slack(expected: int) -> int:
+    return max(COUNT_SLACK_MESSAGES, int(math.ceil(COUNT_SLACK_FRACTION * expected)))
+
+
+def account(recorded: dict[str, TopicCount | int], duration_s: float,
+            rates: dict[str, float] | None = None, published: dict[str, int] | None = None,
+            skipped_cycles: dict[str, int] | None = None) -> list[AccountRow]:
+    """Per-topic accounting, one row per topic of ``recorded`` (sorted by name).
+
+    ``recorded``: topic -> TopicCount (from the recorder) or the recorded count alone;
+    ``duration_s``: the stretch of the run the streams should cover (bag clock, s); ``rates``: designed rate (Hz)
+    of the topics that have one; ``published``: the producers' own counts where known;
+    ``skipped_cycles``: cycles a producer reported skipping, per topic.
+    """
+    rates, published, skipped_cycles = rates or {}, published or {}, skipped_cycles or {}
+    rows = []
+    for topic in sorted(recorded):
+        c = recorded[topic]
+        if not isinstance(c, TopicCount):
+            c = TopicCount(received=int(c), written=int(c))
+        rate = rates.get(topic)
+        expected = expected_count(rate, duration_s) if rate and duration_s > 0 else None
+        pub = published.get(topic)
+        flags, skipped, lost, missing = [], 0, 0, 0
+        if expected is not None and pub is not None and pub < expected - _slack(expected):
+            skipped = expected - pub
+        if skipped_cycles.get(topic, 0) > 0:
+            skipped = max(skipped, int(skipped_cycles[topic]))
+        if pub is not None and c.written < pub - _slack(pub):
+            lost = pub - c.written
+        lost = max(lost, c.received - c.written)
+        if expected is not None and pub is None and c.written < expected - _slack(expected):
+            missing = expected - c.written - lost
+        for name, n in (('skipped', skipped), ('lost', lost), ('missing', missing)):
+            if n > 0:
+                flags.append(name)
+        if rate and c.largest_gap_s is not None and c.largest_gap_s > GAP_FACTOR / rate:
+            flags.append('gap')
+        rows.append(AccountRow(topic, rate, expected, pub, c.received, c.written, c.largest_gap_s,
+                               skipped, lost, max(missing, 0), tuple(flags)))
+    return rows
+
+
+def clean(rows: list[AccountRow]) -> bool:
+    return not any(r.flags for r in rows)
+
+
+def summary_lines(rows: list[AccountRow]) -> list[str]:
+    """One line per topic, e.g. ``/ft_sensor/wrench: expected 6001, published -, recorded 1561,
+    largest gap 20.0 ms: SKIPPED 4440, GAP``."""
+    out = []
+    for r in rows:
+        gap = '-' if r.largest_gap_s is None else f'{r.largest_gap_s * 1e3:.1f} ms'
+        line = (f'{r.topic}: expected {"-" if r.expected is None else r.expected}, '
+                f'published {"-" if r.published is None else r.published}, recorded {r.recorded}, '
+                f'largest gap {gap}')
+        marks = []
+        if r.skipped:
+            marks.append(f'SKIPPED {r.skipped}')
+        if r.lost:
+            marks.append(f'LOST {r.lost}')
+        if r.missing:
+            marks.append(f'MISSING {r.missing} (skipped or lost)')
+        if 'gap' in r.flags:
+            marks.append('GAP')
+        out.append(line + (': ' + ', '.join(marks) if marks else ''))
+    return out
