@@ -55,6 +55,8 @@ class AdmittanceNode(HilLifecycleNode):
               choices=('frequency', 'mass', 'matrix', 'floater')),
         Param('period', float, 0.0025, 'model step = F/T sample period (s); seed 000: 2.5 ms (0.4 kHz)',
               range=(1e-4, 1.0)),
+        Param('publish_twist_accel', bool, True, 'also publish the reference twist and acceleration '
+              '(the planner takes the pose only; two more 400 Hz streams cost CPU in real time)'),
         Param('natural_frequency', 'float[]', [SEED_FREQUENCY_HZ] * 6, 'per-DOF natural frequency (Hz), '
               'model=frequency', range=(1e-3, 1e3), length=6, dynamic=True),
         Param('damping_ratio', 'float[]', [SEED_DAMPING_RATIO] * 6, 'per-DOF damping ratio, model=frequency',
@@ -263,6 +265,8 @@ class AdmittanceNode(HilLifecycleNode):
         msg = PoseStamped(pose=convert.array_to_pose(pose))
         msg.header.stamp, msg.header.frame_id = stamp, frame
         self._pose_pub.publish(msg)
+        if not self.p.publish_twist_accel:
+            return
         tmsg = TwistStamped(twist=convert.array_to_twist(twist))
         tmsg.header.stamp, tmsg.header.frame_id = stamp, frame
         self._twist_pub.publish(tmsg)
