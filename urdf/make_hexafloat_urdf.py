@@ -14,6 +14,15 @@ Geometry from config/hexafloat_{scaled,full}.yaml through hil_core.hexaslide (se
   node as markers (/kinematics/markers).
 
 Slider velocity and force limits are nominal values of a ballscrew axis, not from the seeds.
+
+``<ros2_control>`` (urdf/ros2_control_xml.py): the six sliders, position command (min/max =
+the stroke), position (initial 0 = home) and velocity states; the plugin is ``--plugin``
+(default mock_components/GenericSystem). The F/T sensor frame (``ft_sensor``) is not in the
+URDF: the kinematics node publishes it on /tf_static (tcp -> ft_sensor).
+
+The floating ``platform`` joint is skipped by robot_state_publisher ("Floating joint. Not
+adding segment"), so it never publishes hexapod_base -> tcp: the kinematics node publishes it
+on /tf from forward kinematics (docs/lab_ros2_control.md, TF).
 """
 import math
 import pathlib
@@ -23,6 +32,9 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / 'src' / 'hil_core'))
 
 from hil_core import hexaslide as hx  # noqa: E402
+
+sys.path.insert(0, str(HERE))
+import ros2_control_xml as rc  # noqa: E402
 
 NOMINAL = {'hexaslide_scaled': (1.0, 2000.0), 'hexaslide_full': (1.0, 6000.0)}  # m/s, N
 
@@ -35,7 +47,7 @@ def xyz(v):
     return ' '.join(f(x) for x in v)
 
 
-def urdf(name: str) -> str:
+def urdf(name: str, plugin: str = rc.MOCK_PLUGIN, params: dict | None = None) -> str:
     g = hx.load_geometry(name)
     size = g.link_length                     # visual sizes scale with the robot
     velocity, effort = NOMINAL[name]
@@ -87,15 +99,23 @@ def urdf(name: str) -> str:
               '    <parent link="hexapod_base"/>',
               '    <child link="tcp"/>',
               f'    <origin xyz="0 0 {f(g.home_height)}" rpy="0 0 0"/>',
-              '  </joint>',
-              '</robot>', '']
+              '  </joint>']
+    joints = [rc.JointSpec(jname, command={'position': (g.stroke_min[i], g.stroke_max[i])},
+                           state={'position': 0.0, 'velocity': None})
+              for i, jname in enumerate(g.joint_names)]
+    lines += [rc.block(f'{name}_sliders', joints, plugin, params).rstrip('\n'), '</robot>', '']
     return '\n'.join(lines)
 
 
+FILES = (('hexaslide_scaled', 'hexafloat_scaled.urdf'), ('hexaslide_full', 'hexafloat_full.urdf'))
+
+
 def main() -> None:
-    for name, fname in (('hexaslide_scaled', 'hexafloat_scaled.urdf'), ('hexaslide_full', 'hexafloat_full.urdf')):
-        (HERE / fname).write_text(urdf(name))
-        print('wrote', HERE / fname)
+    args = rc.cli(__doc__.splitlines()[0])
+    out = pathlib.Path(args.out_dir) if args.out_dir else HERE
+    for name, fname in FILES:
+        (out / fname).write_text(urdf(name, args.plugin, args.params))
+        print('wrote', out / fname)
 
 
 if __name__ == '__main__':
