@@ -1,37 +1,52 @@
-"""Lab launch file: `ros2 launch launch/hil.launch.py system:=hexafloat use_mock:=true`.
+"""Lab launch file: `ros2 launch hil_nodes hil.launch.py system:=hexafloat mode:=mock|hardware`.
 
-Builds the same node graph as `hil run` from config/systems/<system>.yaml through
-hil_nodes.system.launch_entries (tested without launch_ros); this file only turns those entries
-into launch_ros actions. On real hardware (use_mock:=false) the sim_only nodes are left out and
-ros2_control's controllers take their topics; use_sim_time follows use_mock.
+A thin translation. hil_nodes.bringup.bringup_plan decides every process, its parameters,
+remappings and the start order -- the same function `hil run` uses, and
+test/unit/test_bringup_equivalence.py checks that both give the same nodes, parameters,
+remappings and order. hil_nodes.launch_plan.launch_entries turns the plan into plain dicts; this
+file maps each dict onto one launch_ros action and nothing else (docs/lab.md lists the arguments
+and what was checked against launch_ros's source).
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.substitutions import LaunchConfiguration
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction, RegisterEventHandler
+from launch.event_handlers import OnProcessStart
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import LifecycleNode, Node
+from launch_ros.substitutions import FindPackageShare
 
-from hil_nodes.system import load_system, launch_entries
+from hil_nodes.bringup import bringup_plan
+from hil_nodes.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs, wants_rviz
+
+NODE_ACTIONS = {'Node': Node, 'LifecycleNode': LifecycleNode}
+NODE_KEYS = ('package', 'executable', 'name', 'namespace', 'parameters', 'remappings', 'arguments',
+             'additional_env', 'output')
 
 
-def _nodes(context):
-    system = load_system(LaunchConfiguration('system').perform(context))
-    use_mock = LaunchConfiguration('use_mock').perform(context).lower() in ('1', 'true', 'yes')
-    entries = launch_entries(system, use_mock=use_mock,
-                             extra_parameters={'*': {'use_sim_time': use_mock}})
-    actions = []
-    for e in entries:
-        cls = LifecycleNode if e['managed'] else Node
-        kwargs = dict(package=e['package'], executable=e['executable'], name=e['name'],
-                      parameters=e['parameters'], remappings=e['remappings'], output='screen')
-        if cls is LifecycleNode:
-            kwargs['namespace'] = ''
-        actions.append(cls(**kwargs))
-    return actions
+def _actions(context):
+    values = {name: LaunchConfiguration(name).perform(context) for name, _, _, _ in LAUNCH_ARGUMENTS}
+    plan = bringup_plan(**plan_kwargs(values))
+    started, after, actions = {}, {}, []
+    for entry in launch_entries(plan, rviz=wants_rviz(values)):
+        if entry['action'] == 'IncludeLaunchDescription':
+            source = PathJoinSubstitution([FindPackageShare(entry['package']), 'launch', entry['file']])
+            actions.append(IncludeLaunchDescription(PythonLaunchDescriptionSource(source),
+                                                    launch_arguments=entry['launch_arguments']))
+            continue
+        action = NODE_ACTIONS[entry['action']](**{k: entry[k] for k in NODE_KEYS})
+        if entry['start_after']:
+            after.setdefault(entry['start_after'], []).append(action)
+        else:
+            started[entry['name']] = action
+            actions.append(action)
+    # handlers first: registered before any process can report its start
+    handlers = [RegisterEventHandler(OnProcessStart(target_action=started[name], on_start=waiting))
+                for name, waiting in after.items()]
+    return handlers + actions
 
 
 def generate_launch_description():
-    return LaunchDescription([
-        DeclareLaunchArgument('system', default_value='hexafloat', description='config/systems/<system>.yaml'),
-        DeclareLaunchArgument('use_mock', default_value='true', description='hil_sim mock hardware instead of real drives'),
-        OpaqueFunction(function=_nodes),
-    ])
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=description, choices=choices)
+         for name, default, description, choices in LAUNCH_ARGUMENTS]
+        + [OpaqueFunction(function=_actions)])

@@ -1,11 +1,11 @@
-"""System YAML -> node list: the function behind both `hil run` and launch/hil.launch.py."""
+"""System YAML -> node list: what hil_nodes.bringup (behind both `hil run` and
+launch/hil.launch.py) reads."""
 import pathlib
 
 import pytest
 import yaml
 
-from hil_nodes.system import (SystemError_, container_ros_args, launch_entries, load_system,
-                              node_command, repo_root)
+from hil_nodes.system import SystemError_, container_ros_args, load_system, node_command, repo_root
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -21,18 +21,19 @@ def test_every_shipped_system_loads_and_names_existing_modules():
         assert sum(s.clock_owner for s in system.nodes if s.sim_only) <= 1
 
 
-def test_hexafloat_launch_entries_follow_use_mock():
-    system = load_system('hexafloat')
+def test_hardware_blocks_name_existing_urdfs_and_controllers_of_the_controllers_file():
+    """mode:=hardware needs a URDF for robot_state_publisher and controllers that
+    config/controllers.yaml declares to the controller manager (with a type)."""
+    declared = yaml.safe_load((ROOT / 'config' / 'controllers.yaml').read_text())['controller_manager']['ros__parameters']
+    for path in (ROOT / 'config' / 'systems').glob('*.yaml'):
+        hw = load_system(str(path)).hardware
+        assert hw is not None, path.name
+        assert hw.robot_description.is_file() and hw.controllers_file.is_file()
+        assert '<robot' in hw.robot_description.read_text()
+        assert hw.controllers[0] == 'joint_state_broadcaster', path.name
+        for ctrl in hw.controllers:
+            assert 'type' in declared.get(ctrl, {}), f'{path.name}: {ctrl} not declared in controllers.yaml'
     assert repo_root() == ROOT
-    mock = launch_entries(system, use_mock=True, extra_parameters={'*': {'use_sim_time': True}})
-    real = launch_entries(system, use_mock=False, extra_parameters={'*': {'use_sim_time': False}})
-    names_mock = [e['name'] for e in mock]
-    names_real = [e['name'] for e in real]
-    assert 'mock_hexapod' in names_mock and 'mock_hexapod' not in names_real
-    assert set(names_real) < set(names_mock)
-    for e in mock:
-        assert e['parameters'][-1]['use_sim_time'] is True
-        assert all(pathlib.Path(p).exists() for p in e['parameters'][:-1])
 
 
 def test_process_arguments_name_the_node_and_pass_param_files(tmp_path):
@@ -53,6 +54,13 @@ def test_process_arguments_name_the_node_and_pass_param_files(tmp_path):
     ({'nodes': [{'name': 'a', 'package': 'p', 'executable': 'e', 'colour': 1}]}, 'unknown keys'),
     ({'nodes': [{'name': 'a', 'package': 'p', 'executable': 'e'}] * 2}, 'duplicate'),
     ({'nodes': [{'name': 'a', 'package': 'p', 'executable': 'e', 'params': ['config/nope.yaml']}]}, 'does not exist'),
+    ({'nodes': [{'name': 'a', 'package': 'p', 'executable': 'e'}],
+      'hardware': {'robot_description': 'urdf/nope.urdf', 'controllers': ['c']}}, 'existing URDF'),
+    ({'nodes': [{'name': 'a', 'package': 'p', 'executable': 'e'}],
+      'hardware': {'robot_description': 'urdf/iiwa14.urdf', 'controllers': []}}, 'non-empty list'),
+    ({'nodes': [{'name': 'a', 'package': 'p', 'executable': 'e'}],
+      'hardware': {'robot_description': 'urdf/iiwa14.urdf', 'controllers': ['c'], 'parameters': {'b': {'x': 1}}}},
+     'unknown node'),
 ])
 def test_bad_system_files_are_refused_with_the_entry_named(tmp_path, content, message):
     path = tmp_path / 'bad.yaml'

@@ -13,6 +13,7 @@ import pathlib
 import numpy as np
 import pinocchio as pin
 
+from hil_core.data_paths import urdf_file
 from hil_core.rotations import matrix_to_quat
 
 JOINT_NAMES = tuple(f'iiwa_joint_{i}' for i in range(1, 8))
@@ -24,8 +25,8 @@ DH_THETA_OFFSET_DEG = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 180.0])
 
 
 def default_urdf() -> pathlib.Path:
-    """``urdf/iiwa14.urdf`` of the source tree (hil_core lives in src/hil_core/hil_core)."""
-    return pathlib.Path(__file__).resolve().parents[3] / 'urdf' / 'iiwa14.urdf'
+    """``urdf/iiwa14.urdf`` of the data tree (source checkout or share/hil_core)."""
+    return urdf_file('iiwa14.urdf')
 
 
 def dh_forward(q) -> np.ndarray:

@@ -29,6 +29,7 @@ from rclpy.clock import Clock, ClockType
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 
+from hil_core.data_paths import data_root
 from hil_core.hybrid5 import JOINT_NAMES
 from hil_core.hybrid5.gcode import parse_file
 from hil_core.hybrid5.motion import Hybrid5Motion
@@ -42,12 +43,11 @@ from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
 from hil_nodes.runner import main_for
 
 JOINTS = list(JOINT_NAMES)
-REPO = pathlib.Path(__file__).resolve().parents[3]
 
 
 def _resolve(path: str, default: str) -> pathlib.Path:
     p = pathlib.Path(path or default)
-    return p if p.is_absolute() or p.exists() else REPO / p
+    return p if p.is_absolute() or p.exists() else data_root() / p   # relative: in the data tree
 
 
 class HybridControllerNode(HilLifecycleNode):
@@ -106,7 +106,8 @@ class HybridControllerNode(HilLifecycleNode):
         self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
                                                           qos.command(depth=50, lockstep=self.p.lockstep))
         stream = self.stream_qos()
-        self._subs = [self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints, stream),
+        self._subs = [self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints,
+                                                qos.joint_states(self.p.lockstep)),
                       self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, stream)]
 
     def activate_node(self) -> None:

@@ -32,12 +32,12 @@ from std_msgs.msg import ColorRGBA, String
 from visualization_msgs.msg import Marker, MarkerArray
 
 from hil_core import hexaslide as hx
+from hil_core.data_paths import data_root
 from hil_nodes import convert, qos, topics
 from hil_nodes.base import ERROR, OK, STALE, WARN, HilLifecycleNode, Param
 from hil_nodes.runner import main_for
 
 ROBOTS = ('hexaslide_scaled', 'hexaslide_full', 'iiwa14', 'hybrid5')
-REPO = pathlib.Path(__file__).resolve().parents[3]
 DEFAULT_URDF = {'hexaslide_scaled': 'urdf/hexafloat_scaled.urdf', 'hexaslide_full': 'urdf/hexafloat_full.urdf',
                 'iiwa14': 'urdf/iiwa14.urdf', 'hybrid5': 'urdf/hybrid5.urdf'}
 DEFAULT_FRAME = {'hexaslide_scaled': 'hexapod_base', 'hexaslide_full': 'hexapod_base', 'iiwa14': 'iiwa_link_0',
@@ -46,7 +46,7 @@ DEFAULT_FRAME = {'hexaslide_scaled': 'hexapod_base', 'hexaslide_full': 'hexapod_
 
 def _resolve(path: str) -> pathlib.Path:
     p = pathlib.Path(path)
-    return p if p.is_absolute() or p.exists() else REPO / p
+    return p if p.is_absolute() or p.exists() else data_root() / p   # relative: in the data tree
 
 
 class _Hexaslide:
@@ -193,6 +193,7 @@ class KinematicsNode(HilLifecycleNode):
         self._adopt()                      # built by check_parameters during load_parameters
         stream = self.stream_qos()
         self.pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, stream)
+        self._cycle = self.cycle_monitor('fk', 0.0025)
         self.marker_pub = self.create_lifecycle_publisher(MarkerArray, topics.KINEMATICS_MARKERS, 10)
         self.fk_resp = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_FK_RESPONSE, qos.command())
         self.ik_resp = self.create_lifecycle_publisher(JointState, topics.KINEMATICS_IK_RESPONSE, qos.command())
@@ -213,7 +214,8 @@ class KinematicsNode(HilLifecycleNode):
         if self._joint_sub is None or self._joint_sub_lockstep != bool(self.p.lockstep):
             if self._joint_sub is not None:
                 self.destroy_subscription(self._joint_sub)
-            self._joint_sub = self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints, stream)
+            self._joint_sub = self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints,
+                                                      qos.joint_states(self.p.lockstep))
             self._joint_sub_lockstep = bool(self.p.lockstep)
 
     def activate_node(self) -> None:
@@ -254,6 +256,13 @@ class KinematicsNode(HilLifecycleNode):
         if not self.active:
             self.counters['inactive_dropped'] += 1
             return
+        t0 = self._cycle.begin(convert.stamp_to_ns(msg.header.stamp))
+        try:
+            self._take_joints(msg)
+        finally:
+            self._cycle.end(t0)
+
+    def _take_joints(self, msg: JointState) -> None:
         self._last_input = time.monotonic()
         if self._stale:
             self._stale = False
@@ -285,6 +294,7 @@ class KinematicsNode(HilLifecycleNode):
         out.header.frame_id = self.frame
         self.pose_pub.publish(out)
         self.counters['published'] += 1
+        self.count_published(topics.KINEMATICS_TCP_POSE)
         rate = self.p.marker_rate
         if rate > 0 and self.robot.geom is not None and stamp * 1e-9 - self._last_marker >= 1.0 / rate:
             self._last_marker = stamp * 1e-9

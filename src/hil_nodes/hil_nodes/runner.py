@@ -7,7 +7,6 @@ SIGTERM arrive as ExternalShutdownException / KeyboardInterrupt; nodes get ``pro
 """
 from __future__ import annotations
 
-import os
 import sys
 from typing import Callable, Iterable
 
@@ -46,7 +45,8 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
 
 def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) -> int:
     """Init rclpy with ``args`` (``--ros-args`` included), build the nodes, spin, shut down."""
-    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    # DDS discovery range: left to the environment (the hil command, Makefile, tests and CI set
+    # LOCALHOST; `hil run --network` and a lab's ros2 launch must be able to reach the nodes)
     # real-time settings asked for by `hil run --rt` / the launch file (before DDS threads exist)
     for line in rt_setup.apply_from_env():
         print(f'rt: {line}', file=sys.stderr, flush=True)

@@ -110,7 +110,8 @@ class SpacePlantNode(HilLifecycleNode):
         self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
                                                           qos.command(50, lockstep=self.p.lockstep))
         self._subs = [
-            self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints, self.stream_qos()),
+            self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints,
+                                     qos.joint_states(self.p.lockstep)),
             self.create_subscription(PoseStamped, topics.SPACE_EE_SETPOINT, self._on_setpoint, qos.command()),
             self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched()),
         ]

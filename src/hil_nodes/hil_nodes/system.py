@@ -1,12 +1,11 @@
 """System descriptions (config/systems/<system>.yaml) -> the list of nodes to start.
 
-One reader serves both ways of starting a system: ``launch/hil.launch.py`` on lab machines
-(``launch_entries``) and the ``hil`` command here (``node_command`` / the container). No ROS
-import: the loader is tested on its own.
+One reader serves both ways of starting a system: ``hil_nodes.bringup.bringup_plan`` reads it
+for ``launch/hil.launch.py`` (lab machines) and for the ``hil`` command here (``node_command`` /
+the container). No ROS import: the loader is tested on its own.
 """
 from __future__ import annotations
 
-import os
 import pathlib
 import sys
 from dataclasses import dataclass, field, replace
@@ -14,24 +13,20 @@ from typing import Any
 
 import yaml
 
+from hil_core.data_paths import DataNotFound, data_root
+
 
 class SystemError_(ValueError):
     """A system description that cannot be started; the message says which entry and why."""
 
 
 def repo_root() -> pathlib.Path:
-    """Directory holding config/, urdf/, launch/: $HIL_SUITE_ROOT, else the source checkout."""
-    env = os.environ.get('HIL_SUITE_ROOT')
-    if env:
-        return pathlib.Path(env).resolve()
-    here = pathlib.Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / 'config' / 'systems').is_dir():
-            return parent
-    cwd = pathlib.Path.cwd()
-    if (cwd / 'config' / 'systems').is_dir():
-        return cwd
-    raise SystemError_('cannot find the hil_suite config/ directory: set HIL_SUITE_ROOT')
+    """The data tree holding config/ and urdf/: $HIL_SUITE_ROOT, the source checkout, or
+    share/hil_core of a colcon install (hil_core.data_paths says in which order and why)."""
+    try:
+        return data_root()
+    except DataNotFound as exc:
+        raise SystemError_(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -48,10 +43,46 @@ class NodeSpec:
     managed: bool = True
     sim_only: bool = False
     clock_owner: bool = False
+    # set by the bring-up plan only (hil_nodes.bringup), never read from a system file:
+    kind: str = 'hil'                            # 'hil' node, or 'lab' (ros2_control, robot_state_publisher)
+    arguments: tuple[str, ...] = ()              # plain command-line arguments (controller spawners)
+    start_after: str = ''                        # start once this process has started (spawners)
+    env: dict[str, str] = field(default_factory=dict)   # extra environment of the process
 
     @property
     def module(self) -> str:
         return f'{self.package}.{self.executable}'
+
+
+@dataclass(frozen=True)
+class HardwareSpec:
+    """The `hardware:` block of a system file: the lab side that replaces the sim_only nodes.
+    robot_state_publisher gets the URDF; ros2_control_node gets the controllers file (and the
+    URDF's <ros2_control> block through /robot_description); one spawner per controller."""
+    robot_description: pathlib.Path
+    controllers: tuple[str, ...]
+    controllers_file: pathlib.Path
+    parameters: dict[str, dict[str, Any]] = field(default_factory=dict)   # node values in hardware mode
+
+
+def parse_hardware(entry: Any, where: str, root: pathlib.Path) -> HardwareSpec:
+    if not isinstance(entry, dict):
+        raise SystemError_(f'{where} must be a mapping')
+    unknown = set(entry) - {'robot_description', 'controllers', 'controllers_file', 'parameters'}
+    if unknown:
+        raise SystemError_(f'{where}: unknown keys {sorted(unknown)}')
+    urdf = entry.get('robot_description')
+    if not isinstance(urdf, str) or not (root / urdf).is_file():
+        raise SystemError_(f'{where}: robot_description must name an existing URDF file (got {urdf!r})')
+    controllers = entry.get('controllers')
+    if not isinstance(controllers, list) or not controllers or not all(isinstance(c, str) and c for c in controllers):
+        raise SystemError_(f'{where}: controllers must be a non-empty list of controller names')
+    parameters = entry.get('parameters') or {}
+    if not isinstance(parameters, dict) or not all(isinstance(v, dict) for v in parameters.values()):
+        raise SystemError_(f'{where}: parameters must map node names to parameter values')
+    return HardwareSpec(robot_description=(root / urdf).resolve(), controllers=tuple(controllers),
+                        controllers_file=(root / entry.get('controllers_file', 'config/controllers.yaml')).resolve(),
+                        parameters={k: dict(v) for k, v in parameters.items()})
 
 
 @dataclass(frozen=True)
@@ -62,6 +93,7 @@ class SystemDescription:
     path: pathlib.Path
     record_topics: tuple[str, ...] = ('/joint_states', '/hil/mode', '/hil/events')
     summary: tuple[str, ...] = ()      # 'node/key' diagnostics values added to the `hil run` summary
+    hardware: HardwareSpec | None = None   # what `mode:=hardware` starts instead of the sim_only nodes
 
     def select(self, use_mock: bool = True, extra: tuple[NodeSpec, ...] = ()) -> list[NodeSpec]:
         """Nodes to start: sim-only nodes only with the mock hardware."""
@@ -131,9 +163,13 @@ def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDe
     summary = data.get('summary') or []
     if not all(isinstance(k, str) and k.count('/') == 1 for k in summary):
         raise SystemError_(f'{path.name}: summary entries are node/key')
+    hardware = parse_hardware(data['hardware'], f'{path.name}: hardware', root) if 'hardware' in data else None
+    if hardware is not None and set(hardware.parameters) - seen:
+        raise SystemError_(f'{path.name}: hardware parameters for unknown node(s) '
+                           f'{sorted(set(hardware.parameters) - seen)}')
     return SystemDescription(name=str(data.get('system', path.stem)),
                              description=str(data.get('description', '')), nodes=tuple(nodes), path=path,
-                             record_topics=tuple(record), summary=tuple(summary))
+                             record_topics=tuple(record), summary=tuple(summary), hardware=hardware)
 
 
 def node_ros_args(spec: NodeSpec, overrides_file: pathlib.Path | None = None) -> list[str]:
@@ -167,32 +203,6 @@ def container_ros_args(specs: list[NodeSpec], overrides_file: pathlib.Path | Non
         for src, dst in spec.remappings.items():
             args += ['-r', f'{spec.name}:{src}:={dst}']
     return args
-
-
-def inline_parameters(specs: list[NodeSpec], use_mock: bool = True) -> dict[str, dict[str, Any]]:
-    """Inline `parameters:` (and with the mock hardware `mock_parameters:`) of the YAML, keyed by
-    node name (written into the overrides file)."""
-    out = {s.name: {**s.parameters, **(s.mock_parameters if use_mock else {})} for s in specs}
-    return {name: values for name, values in out.items() if values}
-
-
-def launch_entries(system: SystemDescription, use_mock: bool = True,
-                   extra_parameters: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """What launch/hil.launch.py turns into launch_ros LifecycleNode/Node actions, one dict per
-    node: package, executable, name, parameters (files then dicts), remappings, managed."""
-    extra_parameters = extra_parameters or {}
-    out = []
-    for spec in system.select(use_mock):
-        parameters: list[Any] = [str(p) for p in spec.params]
-        inline = dict(spec.parameters)
-        inline.update(extra_parameters.get(spec.name, {}))
-        inline.update(extra_parameters.get('*', {}))
-        if inline:
-            parameters.append(inline)
-        out.append({'package': spec.package, 'executable': spec.executable, 'name': spec.name,
-                    'parameters': parameters, 'remappings': list(spec.remappings.items()),
-                    'managed': spec.managed})
-    return out
 
 
 @dataclass(frozen=True)

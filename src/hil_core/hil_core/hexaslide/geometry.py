@@ -27,10 +27,22 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
+from hil_core.data_paths import DataNotFound, config_file, data_root
+
 JOINT_NAMES = tuple(f'slider_{i}' for i in range(1, 7))
 ROBOTS = ('hexaslide_scaled', 'hexaslide_full')
 CONFIG_FILES = {'hexaslide_scaled': 'hexafloat_scaled.yaml', 'hexaslide_full': 'hexafloat_full.yaml'}
-CONFIG_DIR = pathlib.Path(__file__).resolve().parents[4] / 'config'
+
+
+def _config_dir() -> pathlib.Path | None:
+    try:
+        return data_root() / 'config'
+    except DataNotFound:
+        return None
+
+
+# config/ of the data tree (source checkout or share/hil_core of an install; None if neither)
+CONFIG_DIR = _config_dir()
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,7 +128,7 @@ def load_geometry(name: str, path=None) -> HexaslideGeometry:
     """
     if path is None:
         if name in CONFIG_FILES:
-            path = CONFIG_DIR / CONFIG_FILES[name]
+            path = config_file(CONFIG_FILES[name])
         elif str(name).endswith(('.yaml', '.yml')):
             path = pathlib.Path(name)
         else:

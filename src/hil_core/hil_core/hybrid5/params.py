@@ -7,6 +7,8 @@ from pathlib import Path
 
 import yaml
 
+from hil_core.data_paths import config_file
+
 
 @dataclass(frozen=True)
 class Plant:
@@ -123,8 +125,8 @@ def _from_dict(d: dict) -> Hybrid5Params:
 
 
 def load_params(path: str | Path | None = None) -> Hybrid5Params:
-    """Load config/hybrid5.yaml (default: the repository copy)."""
+    """Load config/hybrid5.yaml (default: the data tree's copy, checkout or share/hil_core)."""
     if path is None:
-        path = Path(__file__).resolve().parents[4] / 'config' / 'hybrid5.yaml'
+        path = config_file('hybrid5.yaml')
     with open(path) as f:
         return from_dict(yaml.safe_load(f))

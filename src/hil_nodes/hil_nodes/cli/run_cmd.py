@@ -8,7 +8,6 @@ went to FAULT, 2 if it could not run at all.
 """
 from __future__ import annotations
 
-import datetime
 import os
 import pathlib
 import sys
@@ -18,13 +17,10 @@ import time
 import yaml
 
 from hil_nodes.cli.processes import ProcessGroup
-from hil_nodes import rt_setup
 from hil_nodes.cli.run_client import RunClient
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
-from hil_nodes.system import (NodeSpec, SystemError_, apply_scenario, container_ros_args, inline_parameters,
-                              load_scenario, load_system, node_command)
-
-RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder', managed=True)
+from hil_nodes.bringup import bringup_plan, process_commands, write_overrides
+from hil_nodes.system import SystemError_, apply_scenario, load_scenario, load_system
 
 
 def add_parser(sub) -> None:
@@ -54,43 +50,6 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _overrides(system, specs, args, bag_path) -> dict:
-    """Per-run parameter values for every node (a params file written next to the logs)."""
-    time_scale = args.time_scale if args.time_scale is not None else (0.0 if args.lockstep else 1.0)
-    params = {s.name: {} for s in specs}
-    root = system.path.parent.parent.parent
-    for name, values in inline_parameters(specs).items():
-        params[name].update({k: _resolve_path(root, v) for k, v in values.items()})
-    for spec in specs:
-        p = params[spec.name]
-        # lockstep (and real time at another pace): the mock hardware owns /clock and every other
-        # node follows it; real time: wall clock everywhere (no /clock stream: a 400 Hz clock would
-        # cost a callback per node)
-        sim_clock = args.lockstep or time_scale != 1.0
-        p.update({'use_sim_time': sim_clock and not spec.clock_owner, 'lockstep': args.lockstep,
-                  'seed': args.seed})
-        if spec.clock_owner:
-            p['time_scale'] = float(time_scale)
-    managed = [s.name for s in specs if s.managed]
-    supervisor = params.setdefault('supervisor', {})
-    supervisor.update({'managed_nodes': managed, 'autostart': True, 'autostart_run': True,
-                       'run_duration': float(args.duration)})
-    monitored = [s.name for s in specs if not s.managed and s.name != 'supervisor']
-    if monitored:  # an empty list has no type in a params file
-        supervisor['monitored_nodes'] = monitored
-    if bag_path is not None:
-        params['recorder'].update({'bag_path': str(bag_path), 'topics': list(system.record_topics)})
-    return {name: {'ros__parameters': values} for name, values in params.items() if values}
-
-
-def _resolve_path(root: pathlib.Path, value):
-    """A relative file path in a system/scenario file is relative to the repository root (the
-    nodes' working directory may be anywhere)."""
-    if isinstance(value, str) and value and not os.path.isabs(value) and (root / value).exists():
-        return str((root / value).resolve())
-    return value
-
-
 def effective_parameters(specs, overrides: pathlib.Path) -> dict:
     """{node: {param: value}} as the nodes received them: parameter files, then the run's values."""
     out: dict = {}
@@ -104,13 +63,6 @@ def effective_parameters(specs, overrides: pathlib.Path) -> dict:
     return out
 
 
-def _bag_path(args, system) -> pathlib.Path | None:
-    if not args.record:
-        return None
-    stamp = datetime.datetime.now().strftime('%Y%m%d_%H%M%S')
-    return pathlib.Path(args.record).expanduser().resolve() / f'{system.name}_{stamp}_seed{args.seed}'
-
-
 def run(args) -> int:
     try:
         system = load_system(args.system)
@@ -121,9 +73,14 @@ def run(args) -> int:
         return 2
     if args.duration is None:
         args.duration = scenario.duration if scenario is not None and scenario.duration else 10.0
-    bag_path = _bag_path(args, system)
-    # the recorder comes first: brought up before any other node, it records the run from t_0
-    specs = ([RECORDER] if bag_path else []) + system.select(use_mock=True)
+    try:  # the same plan as `ros2 launch hil_nodes hil.launch.py` (recorder first: it records from t_0)
+        plan = bringup_plan(system, mode='mock', lockstep=args.lockstep, record=args.record, rt=args.rt,
+                            time_scale=args.time_scale, duration=args.duration, seed=args.seed,
+                            rt_priority=args.rt_priority, rt_cpus=args.rt_cpus)
+    except SystemError_ as exc:
+        print(f'hil run: {exc}', file=sys.stderr)
+        return 2
+    bag_path, specs = plan.bag_path, plan.hil_nodes
     domain = args.domain_id if args.domain_id is not None else int(os.environ.get('ROS_DOMAIN_ID', '0'))
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1')
     if args.network:
@@ -132,21 +89,18 @@ def run(args) -> int:
     else:
         env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE=env['ROS_AUTOMATIC_DISCOVERY_RANGE'])
-    if args.rt:
-        try:
-            env.update(rt_setup.request_env(args.rt_priority, args.rt_cpus, mlock=True))
-        except ValueError as exc:
-            print(f'hil run: --rt-cpus: {exc}', file=sys.stderr)
-            return 2
     run_dir = pathlib.Path(tempfile.mkdtemp(prefix=f'hil_{system.name}_'))
-    overrides = run_dir / 'run_params.yaml'
-    overrides.write_text(yaml.safe_dump(_overrides(system, specs, args, bag_path), sort_keys=False))
+    overrides = write_overrides(plan, run_dir / 'run_params.yaml')
+    commands = process_commands(plan, overrides, args.isolated)
+    for _, _, extra_env in commands:   # --rt: the HIL_RT_* requests (hil_nodes.rt_setup)
+        env.update(extra_env)
     group = ProcessGroup(run_dir / 'logs', env)
     client = None
     wall0 = time.monotonic()
     outcome = 'error'
     try:  # from the first process on: whatever happens, every process is stopped below
-        _start(group, specs, system, scenario, overrides, bag_path, args.isolated)
+        for name, cmd, _ in commands:   # one process per node (--isolated) or one container
+            group.start(name, cmd)
         client = RunClient(domain)
         meter = RunMeter({name: proc.pid for name, proc in group.procs.items()})
         outcome = _follow(client, group, args, meter)
@@ -178,21 +132,6 @@ def run(args) -> int:
     if outcome in ('error', 'interrupted'):
         return 2
     return 1 if outcome == 'fault' or int(summary['faults'] or 0) > 0 else 0
-
-
-def _start(group: ProcessGroup, specs, system, scenario, overrides, bag_path, isolated: bool) -> None:
-    """One process per node (--isolated) or one container process with every node."""
-    if isolated:
-        for spec in specs:
-            group.start(spec.name, node_command(spec, overrides))
-        return
-    names = ','.join(s.name for s in specs if s is not RECORDER)
-    cmd = [sys.executable, '-m', 'hil_nodes.container', '--system', str(system.path), '--nodes', names]
-    if scenario is not None:
-        cmd += ['--scenario', scenario.name]
-    if bag_path:
-        cmd += ['--extra-node', 'hil_nodes.recorder:recorder']
-    group.start('container', cmd + container_ros_args(specs, overrides))
 
 
 def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter) -> str:
