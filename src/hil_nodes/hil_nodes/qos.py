@@ -13,6 +13,13 @@
   mock hardware does not advance before the first command, so a first command published before
   the mock matched the producer would stall the run forever. A transient-local command
   publisher still serves a real (volatile) joint_trajectory_controller.
+* ``joint_states(lockstep)``: every *subscription* to /joint_states. It must receive from
+  joint_state_broadcaster (rclcpp SystemDefaults: reliable, and volatile or transient-local
+  depending on the RMW) as well as from the mock, so it requests volatile durability (a
+  transient-local request gets 0 messages from a volatile publisher): reliable in lockstep (no
+  frame lost), best effort in real time (matches any publisher). A late lockstep subscriber
+  still gets t_0 because the mock re-publishes t_0 until its first command.
+  ``joint_state_broadcaster()`` is that publisher's QoS as measured on a lab (reliable, volatile).
 """
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
@@ -44,3 +51,19 @@ def command(depth: int = 10, lockstep: bool = False) -> QoSProfile:
     return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
                       reliability=ReliabilityPolicy.RELIABLE,
                       durability=DurabilityPolicy.TRANSIENT_LOCAL if lockstep else DurabilityPolicy.VOLATILE)
+
+
+def joint_states(lockstep: bool, depth: int = LOCKSTEP_DEPTH) -> QoSProfile:
+    """Subscription to /joint_states (see module doc): never transient-local, so lockstep QoS
+    does not leak into hardware mode and a joint_state_broadcaster is always heard."""
+    if not lockstep:
+        return QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST,
+                          reliability=ReliabilityPolicy.BEST_EFFORT, durability=DurabilityPolicy.VOLATILE)
+    return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
+                      reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+
+def joint_state_broadcaster(depth: int = 10) -> QoSProfile:
+    """The publisher QoS of ros2_controllers' joint_state_broadcaster on a lab machine (tests)."""
+    return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
+                      reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
