@@ -146,3 +146,16 @@ def test_a_stalled_watcher_skips_one_check():
     # A real death is still caught on the next check after a stall.
     assert m.check(0.0, 3.5) == [] and m.stalls == 2
     assert [n for n, _ in m.check(0.0, 3.52)] == ['a']
+
+
+def test_a_death_known_otherwise_is_immediate_and_stays_until_a_beat():
+    """A process exit reported by the launcher: dead now, no timeout; once only; a heartbeat
+    (a restarted process) makes it alive again, as for a timeout death."""
+    m = monitor(('a', 'b'))
+    m.arm(0.0, 0.0, required=['a', 'b'])
+    assert m.mark_dead('/a', 'node a is dead: its process a was killed by SIGKILL')
+    assert not m.mark_dead('a', 'again') and not m.mark_dead('zz', 'not watched')
+    assert m.dead() == {'a': 'node a is dead: its process a was killed by SIGKILL'}
+    assert m.check(0.1, 0.1) == []                      # not reported a second time by the timeout
+    m.beat('a', 0.2, 0.2)
+    assert m.dead() == {}
