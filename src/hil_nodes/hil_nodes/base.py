@@ -331,7 +331,7 @@ class HilLifecycleNode(LifecycleNode):
         if not self._cycles.monitors and not self._cycles.published:
             return
         level, message, values = self._cycles.report()
-        self._publish_status(self._cycle_status_name, level, message, values)
+        self._send_status(self._cycle_status_name, level, message, values)
 
     # --- helpers ------------------------------------------------------------------------------
     def stream_qos(self):
@@ -340,9 +340,9 @@ class HilLifecycleNode(LifecycleNode):
 
     def status(self, level: int, message: str, **values: Any) -> None:
         """Publish this node's status on /diagnostics (key/values as strings)."""
-        self._publish_status(self.get_fully_qualified_name(), level, message, values)
+        self._send_status(self.get_fully_qualified_name(), level, message, values)
 
-    def _publish_status(self, name: str, level: int, message: str, values: dict) -> None:
+    def _send_status(self, name: str, level: int, message: str, values: dict) -> None:
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
         st = DiagnosticStatus(level=bytes([level]) if isinstance(level, int) else level,
