@@ -205,12 +205,12 @@ class KinematicsNode(HilLifecycleNode):
                                              qos.command()),
                     self.create_subscription(PoseStamped, topics.KINEMATICS_IK_REQUEST, self._on_ik_query,
                                              qos.command())]
-        # /joint_states is subscribed once, not once per configure: in lockstep the stream is
-        # transient-local, and a subscription created anew is replayed the publisher's history,
-        # joint states from before the deactivation that DDS may hand over only after the
-        # activation: they came out as poses of the past (issue 17 item 7). A kept subscription
+        # /joint_states is subscribed once, not once per configure (issue 17 item 7): a transient-
+        # local subscription created anew was replayed the publisher's history, joint states from
+        # before the deactivation that DDS handed over after the activation, and they came out as
+        # poses of the past. The subscription is volatile now (qos.joint_states), and a kept one
         # takes every sample when it arrives, so one published while inactive is dropped then.
-        # Only a change of the stream QoS (the lockstep parameter) needs a new one.
+        # Only a change of the QoS (the lockstep parameter) needs a new one.
         if self._joint_sub is None or self._joint_sub_lockstep != bool(self.p.lockstep):
             if self._joint_sub is not None:
                 self.destroy_subscription(self._joint_sub)
