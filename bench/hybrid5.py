@@ -2,9 +2,12 @@
 
 Prints ``name: value unit`` lines:
 * per-cycle cost of trajectory generation + inverse kinematics with derivatives + forward
-  kinematics + model + CTM with the nonlinear integrator (both manipulators), float64 (python
-  floats) and float32 (numpy float32 scalars), wall and thread-CPU p50/p99 over the AGH path,
-  next to the seed's 100 us budget and its DSP-C28x (43 us) and FPGA3 (21 us) figures;
+  kinematics + model + CTM with the nonlinear integrator (both manipulators): float64 compiled
+  (``cycle_float64_*``: hybrid5.compiled, numba, the default), float64 in Python
+  (``cycle_float64_numpy_*``: the oracle, python floats) and float32 (numpy float32 scalars),
+  wall and thread-CPU p50/p99 over the AGH path, next to the seed's 100 us budget and its
+  DSP-C28x (43 us) and FPGA3 (21 us) figures; the first controller construction (numba
+  cache load, or compilation without a cache);
 * the operation count of one tracking cycle (counted by running it on a counting number
   type), next to seed table 1 (186 +/-, 216 x, 31 /, 13 sqrt, 1 sin, 5 casts, 5 sat);
 * table 3: max |float32 - float64| of l, ldot, lddot per leg and of the table angles over
@@ -89,8 +92,8 @@ def count_ops(P, path) -> Counter:
     return Counter(OPS)
 
 
-def timed_cycles(P, path, dtype, n):
-    ctl = HybridController(P, path, dtype)
+def timed_cycles(P, path, dtype, n, compiled=True):
+    ctl = HybridController(P, path, dtype, compiled=compiled)
     ks = np.linspace(0, path.n_cycles - 1, n).astype(int)
     refs = [ctl.desired(k) for k in ks[:1]]
     wall, cpu = [], []
@@ -106,9 +109,9 @@ def timed_cycles(P, path, dtype, n):
 
 
 def timed_parts(P, path, n):
-    """float64 CPU p50 of the three parts of a cycle: trajectory sample, IK with derivatives,
-    the rest (FK + model + both CTMs with integrators)."""
-    ctl = HybridController(P, path, np.float64)
+    """float64 (Python oracle) CPU p50 of the three parts of a cycle: trajectory sample, IK
+    with derivatives, the rest (FK + model + both CTMs with integrators)."""
+    ctl = HybridController(P, path, np.float64, compiled=False)
     ks = np.linspace(0, path.n_cycles - 1, n).astype(int)
     parts = {'trajectory': [], 'ik_derivatives': [], 'fk_model_ctm': []}
     clock = time.thread_time_ns
@@ -125,6 +128,24 @@ def timed_parts(P, path, n):
     return {name: float(np.percentile(v, 50)) for name, v in parts.items()}
 
 
+def timed_parts_compiled(P, path, n):
+    """Compiled float64 CPU p50: the reference (trajectory + IK, ``desired``: what the node's
+    motion calls) and the cycle on a given reference (measure + FK + model + CTMs)."""
+    ctl = HybridController(P, path, np.float64)
+    ks = np.linspace(0, path.n_cycles - 1, n).astype(int)
+    parts = {'reference': [], 'cycle_on_reference': []}
+    clock = time.thread_time_ns
+    for k in ks:
+        c0 = clock()
+        ref = ctl.desired(int(k))
+        c1 = clock()
+        ctl.cycle(int(k), ref[0][0], [0.0, 0.0], ref)
+        c2 = clock()
+        parts['reference'].append((c1 - c0) / 1e3)
+        parts['cycle_on_reference'].append((c2 - c1) / 1e3)
+    return {name: float(np.percentile(v, 50)) for name, v in parts.items()}
+
+
 def main() -> None:
     P = load_params()
     t = P.trajectory
@@ -138,13 +159,19 @@ def main() -> None:
     print('seed_budget: 100 us')
     print('seed_dsp_c28x: 43 us')
     print('seed_fpga3: 21 us')
-    for name, dt in (('float64', np.float64), ('float32', np.float32)):
-        wall, cpu = timed_cycles(P, path, dt, 4000)
+    t0 = time.perf_counter()
+    HybridController(P, path)
+    print(f'cycle_compiled_first_construction: {(time.perf_counter() - t0) * 1e3:.1f} ms')
+    for name, dt, compiled in (('float64', np.float64, True), ('float64_numpy', np.float64, False),
+                               ('float32', np.float32, False)):
+        wall, cpu = timed_cycles(P, path, dt, 4000, compiled)
         for tag, arr in (('wall', wall), ('cpu', cpu)):
             print(f'cycle_{name}_{tag}_p50: {np.percentile(arr, 50):.1f} us')
             print(f'cycle_{name}_{tag}_p99: {np.percentile(arr, 99):.1f} us')
     for name, v in timed_parts(P, path, 4000).items():
-        print(f'part_float64_{name}_cpu_p50: {v:.1f} us')
+        print(f'part_float64_numpy_{name}_cpu_p50: {v:.1f} us')
+    for name, v in timed_parts_compiled(P, path, 4000).items():
+        print(f'part_float64_compiled_{name}_cpu_p50: {v:.1f} us')
     ops = count_ops(P, path)
     for k, seed in SEED_TABLE1.items():
         print(f'ops_{k}: {ops.get(k, 0)} ops (seed table 1: {seed})')

@@ -23,6 +23,7 @@ import numpy as np
 
 from hil_core.modes import REQUESTED_MODES, Event, HilMode
 
+from . import compiled as ck
 from . import kinematics as kin
 from .gcode import Segment
 from .params import Hybrid5Params
@@ -30,16 +31,17 @@ from .trajectory import PathTrajectory
 
 
 class _Cartesian:
-    """A PathTrajectory started at cycle k0 (held at its end)."""
+    """A PathTrajectory started at cycle k0 (held at its end). The reference is sampled by the
+    compiled path sampler (``compiled.reference``: sample_cycle + ik_derivatives_scalar in one
+    call, equal to them to rounding, test_hybrid5_compiled.py)."""
 
     def __init__(self, path: PathTrajectory, k0: int, R: float):
         self.path, self.k0, self.R = path, k0, R
         self.end = k0 + path.n_cycles - 1
+        self.table = ck.PathTable(path)
 
     def ref(self, k: int):
-        (p, v, a), (g, gd, gdd) = self.path.sample_cycle(k - self.k0)
-        r = kin.ik_derivatives_scalar(*p.tolist(), *v.tolist(), *a.tolist(), self.R)
-        return (list(r[0:3]), list(r[3:6]), list(r[6:9])), (g.tolist(), gd.tolist(), gdd.tolist()), p
+        return ck.reference(self.table, k - self.k0, self.R)
 
 
 class _Static:

@@ -6,6 +6,8 @@ second derivatives of both manipulators (eq. 7-11, 18-20) -> forward kinematics 
 measured legs for the model (eq. 12-15) -> reduced masses and gravity forces (eq. 23-24, 27)
 -> CTM with the nonlinear integrator (eq. 28-36) -> leg forces F (N), table torques tau (N m).
 ``dtype`` selects float64 or float32 for the whole chain (the float32 study, table 3).
+In float64 the cycle runs as one compiled call (``hybrid5.compiled``, numba) unless
+``compiled=False``; the Python code below is the oracle it is tested against and the float32 path.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import compiled as ck
 from . import dynamics, kinematics as kin
 from .control import CTM
 from .params import Hybrid5Params
@@ -43,11 +46,13 @@ def _scalars(arr, f):
 class HybridController:
     """CTM tracking of both manipulators; ``cycle(k, l, theta)`` with measured joints.
 
-    float64 runs on python floats (fast); float32 on numpy float32 scalars (every operation
-    rounded to float32, as the seed's single-precision controllers)."""
+    float64 runs compiled (``compiled=True``, the default) or on python floats (the oracle);
+    float32 on numpy float32 scalars (every operation rounded to float32, as the seed's
+    single-precision controllers). In the compiled path the integrator and encoder state live
+    in arrays (``self._il`` .. ``self._ft``), not in ``self.legs`` / ``self.table``."""
 
     def __init__(self, params: Hybrid5Params, path: PathTrajectory | None, dtype=np.float64,
-                 plain_integrator: bool = False):
+                 plain_integrator: bool = False, compiled: bool = True):
         self.prm, self.path, self.dtype = params, path, np.dtype(dtype)
         f = self.f = float if self.dtype == np.float64 else self.dtype.type
         self.R = f(params.R)
@@ -57,13 +62,47 @@ class HybridController:
         pl = params.plant              # encoder resolutions: the drives report counts
         self.legs = CTM(params.legs, 3, params.Ts, f, plain_integrator, pl.encoder_leg)
         self.table = CTM(params.table, 2, params.Ts, f, plain_integrator, pl.encoder_table)
+        self.compiled = bool(compiled) and f is float
+        if self.compiled:
+            self._gl = ck.gains_array(params.legs, params.Ts, pl.encoder_leg, plain_integrator)
+            self._gt = ck.gains_array(params.table, params.Ts, pl.encoder_table, plain_integrator)
+            self._model = np.array([m.m_p, m.m_s, m.J_r, m.m_g, m.J44, m.J55, m.m4r4 * dynamics.G0])
+            self._table = None if path is None else ck.PathTable(path)
+            self.reset()
+            self._warm_up()
 
     def reset(self) -> None:
         self.legs.reset()
         self.table.reset()
+        if self.compiled:
+            self._il, self._fl = ck.new_state(3)
+            self._it, self._ft = ck.new_state(2)
+
+    @property
+    def boosts(self) -> int:
+        """Reversals/stops the nonlinear integrators detected (both axis groups)."""
+        if self.compiled:
+            return int(self._il[1] + self._it[1])
+        return self.legs.integrator.boosts + self.table.integrator.boosts
+
+    def _warm_up(self) -> None:
+        """Load (or compile) the kernels now, on copies of the state, not at the first cycle."""
+        out, ref = np.zeros(ck.N_OUT), np.zeros(15)
+        ref[0:3] = 1.0
+        states = [x.copy() for x in (self._il, self._fl, self._it, self._ft)]
+        ck.cycle_kernel(np.ones(3), np.zeros(2), ref, self.R, self._model, self._gl, states[0], states[1],
+                        self._gt, states[2], states[3], out)
+        if self._table is not None:
+            t = self._table
+            ck.path_cycle_kernel(0, np.ones(3), np.zeros(2), self.R, self._model, self._gl, states[0], states[1],
+                                 self._gt, states[2], states[3], t.Ts, t.n_cycles, t.k0, t.prof, t.kind, t.axes,
+                                 t.geo, out)
+            ck.reference(t, 0, self.R)
 
     def desired(self, k: int):
         """Joint-space reference at cycle k: ((l, ld, ldd), (th, w, e), p) as per-axis lists."""
+        if self.compiled:
+            return ck.reference(self._table, k, self.R)
         (p, v, a), (g, gd, gdd) = self.path.sample_cycle(k, self.dtype)
         return self.joint_reference(p, v, a, g, gd, gdd)
 
@@ -74,6 +113,8 @@ class HybridController:
         return (r[0:3], r[3:6], r[6:9]), tuple(_scalars(x, f) for x in t), p
 
     def cycle(self, k: int, l, theta, desired=None) -> CycleOut:
+        if self.compiled:
+            return self._cycle_compiled(k, l, theta, desired)
         f = self.f
         (l_d, v_d, a_d), (th_d, w_d, e_d), p_d = self.desired(k) if desired is None else desired
         ml = self.legs.measure(l)                          # counts -> lengths, velocities
@@ -87,6 +128,24 @@ class HybridController:
         tau, e_tab, _ = self.table.update(th_d, w_d, e_d, mt, (self.J44, self.J55), Gt)
         return CycleOut(np.array(F), np.array(tau), l_d, v_d, a_d, th_d, w_d, e_d, p_d,
                         np.array(e_leg), np.array(e_tab))
+
+
+    def _cycle_compiled(self, k, l, theta, desired) -> CycleOut:
+        """``cycle`` in one compiled call; the outputs are views of one fresh buffer."""
+        out = np.empty(ck.N_OUT)
+        l_raw = np.asarray(l, dtype=float)
+        th_raw = np.asarray(theta, dtype=float)
+        if desired is None:
+            t = self._table
+            ck.path_cycle_kernel(int(k), l_raw, th_raw, self.R, self._model, self._gl, self._il, self._fl, self._gt,
+                                 self._it, self._ft, t.Ts, t.n_cycles, t.k0, t.prof, t.kind, t.axes, t.geo, out)
+            return CycleOut(out[0:3], out[3:5], out[5:8], out[8:11], out[11:14], out[14:16], out[16:18],
+                            out[18:20], out[20:23], out[23:26], out[26:28])
+        (l_d, v_d, a_d), (th_d, w_d, e_d), p_d = desired
+        ref = np.array([*l_d, *v_d, *a_d, *th_d, *w_d, *e_d], dtype=float)
+        ck.cycle_kernel(l_raw, th_raw, ref, self.R, self._model, self._gl, self._il, self._fl, self._gt,
+                        self._it, self._ft, out)
+        return CycleOut(out[0:3], out[3:5], l_d, v_d, a_d, th_d, w_d, e_d, p_d, out[23:26], out[26:28])
 
 
 @dataclass
@@ -108,7 +167,8 @@ class SimLog:
 
 def simulate(params: Hybrid5Params, path: PathTrajectory, n_cycles: int | None = None,
              plain_integrator: bool = False, dtype=np.float64, substeps: int = 1,
-             plant_params: Hybrid5Params | None = None, settle_cycles: int = 2000) -> SimLog:
+             plant_params: Hybrid5Params | None = None, settle_cycles: int = 2000,
+             compiled: bool = True) -> SimLog:
     """Closed loop at Ts: controller cycle k on the encoder readings, then one plant step.
 
     The plant starts at rest on the path's first point with the integrators empty and is
@@ -117,7 +177,7 @@ def simulate(params: Hybrid5Params, path: PathTrajectory, n_cycles: int | None =
     n = path.n_cycles if n_cycles is None else min(int(n_cycles), path.n_cycles)
     (p0, _, _), (g0, _, _) = path.sample_cycle(0)
     plant = dynamics.Plant(plant_params or params, p0, g0, params.Ts, substeps)
-    ctl = HybridController(params, path, dtype, plain_integrator)
+    ctl = HybridController(params, path, dtype, plain_integrator, compiled)
     log = SimLog(*(np.zeros((n, k)) for k in (3, 3, 2, 2, 3, 3, 2, 3)))
     (p, v, a), (g, gd, gdd) = path.sample_cycles(np.zeros(1, np.int64), dtype)
     hold = ctl.joint_reference(p[0], v[0], a[0], g[0], gd[0], gdd[0])
