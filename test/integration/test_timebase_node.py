@@ -165,14 +165,19 @@ def test_real_time_timer_commands_every_move(ros):
         rig.send(k, stamp_ns=stamp0 + k * T_NS)
     ros.spin_until(lambda: len(rig.out) >= 20, 20, 'timer commands')
     stamps = [stamp_to_ns(m.header.stamp) for m in rig.out]
-    # one message per frame of the wall-time grid (late ones caught up, none skipped here)
-    assert all(s % T_NS == 0 for s in stamps) and np.all(np.diff(stamps) == T_NS)
+    # one message per frame of the wall-time grid: late ones are caught up, and a frame is only
+    # ever missing when the node counted it as skipped (a tick more than max_catchup frames late)
+    gaps = np.diff(stamps) // T_NS
+    assert all(s % T_NS == 0 for s in stamps) and np.all(gaps >= 1)
+    assert int(np.sum(gaps - 1)) <= rig.node.counters['skipped_frames']
     # the reader runs one frame ahead: the first message holds that frame's 4 points, every later
     # one the previous frame's 4 again (identical) followed by the new 4, at Ts ... 2 T
     assert len(rig.out[0].points) == 4 and all(len(m.points) == 8 for m in rig.out[1:])
     tfs = [[p.time_from_start.nanosec for p in m.points] for m in rig.out]
     assert tfs[0] == [625_000 * i for i in range(5, 9)] and tfs[1] == [625_000 * i for i in range(1, 9)]
     for prev, msg in zip(rig.out, rig.out[1:]):
+        if stamp_to_ns(msg.header.stamp) - stamp_to_ns(prev.header.stamp) != T_NS:
+            continue
         assert [list(p.positions) for p in msg.points[:4]] == [list(p.positions) for p in prev.points[-4:]]
         assert [list(p.velocities) for p in msg.points[:4]] == [list(p.velocities) for p in prev.points[-4:]]
     q = np.array([p.positions for m in rig.out for p in m.points])

@@ -163,6 +163,7 @@ class AdmittanceNode(HilLifecycleNode):
         self.model = self._build_model(self.p)
         self._period_ns = round(self.p.period * 1e9)
         stream = self.stream_qos()
+        self._cycle = self.cycle_monitor('step', self.p.period)
         self._pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.ADMITTANCE_REFERENCE, stream)
         self._twist_pub = self.create_lifecycle_publisher(TwistStamped, topics.ADMITTANCE_TWIST, stream)
         self._accel_pub = self.create_lifecycle_publisher(AccelStamped, topics.ADMITTANCE_ACCEL, stream)
@@ -210,6 +211,13 @@ class AdmittanceNode(HilLifecycleNode):
     def _on_wrench(self, msg: WrenchStamped) -> None:
         if not self.active or self.model is None:
             return
+        t0 = self._cycle.begin(convert.stamp_to_ns(msg.header.stamp))
+        try:
+            self._take_wrench(msg)
+        finally:
+            self._cycle.end(t0)
+
+    def _take_wrench(self, msg: WrenchStamped) -> None:
         if self._mode == 'FAULT':
             self.counters['ignored_fault'] += 1
             return
@@ -265,6 +273,7 @@ class AdmittanceNode(HilLifecycleNode):
         msg = PoseStamped(pose=convert.array_to_pose(pose))
         msg.header.stamp, msg.header.frame_id = stamp, frame
         self._pose_pub.publish(msg)
+        self.count_published(topics.ADMITTANCE_REFERENCE)
         if not self.p.publish_twist_accel:
             return
         tmsg = TwistStamped(twist=convert.array_to_twist(twist))

@@ -122,6 +122,7 @@ class FtSensorNode(HilLifecycleNode):
                           spike_floor=tuple(p.spike_floor), spike_max_run=p.spike_max_run, stale_time=p.stale_time,
                           decimation='count' if p.source == 'netft' else 'grid')
         self.chain = SignalChain(cfg)
+        self._cycle = self.cycle_monitor('samples', 1.0 / p.publish_rate)
         self.pub = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH, self.stream_qos())
         self.pub_raw = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH_RAW, self.stream_qos())
         self._srv = self.create_service(Trigger, topics.FT_BIAS, self._on_bias)
@@ -186,26 +187,35 @@ class FtSensorNode(HilLifecycleNode):
         with self.lock:
             if self.chain is None or not self.active:
                 return
-            out = self.chain.process(stamps_ns, wrench_si, R=self.R, flagged=flagged)
-            self._rate_count += len(out.stamps)
-            raw_mask = out.valid if self.p.publish_raw_all else out.valid & out.publish
-            raw, filtered = out.raw, out.filtered
-            if self.p.output_frame == 'base':
-                raw, filtered = rotate_wrench(self.R, raw), rotate_wrench(self.R, filtered)
-            for i in np.flatnonzero(raw_mask):
-                self.pub_raw.publish(self._msg(out.stamps[i], raw[i]))
-            for i in np.flatnonzero(out.publish):
-                self.pub.publish(self._msg(out.stamps[i], filtered[i]))
-                self.published += 1
-            bad = out.reason[out.reason != VALID]
-            if bad.size:
-                self._report_error(f'rejected F/T sample(s): {", ".join(sorted({REASONS[r] for r in bad}))}; '
-                                   'holding the last valid value')
-            stale = self.chain.is_stale(int(out.stamps[-1]))
-            if stale and not self._was_stale and self.chain.last_valid_stamp is not None:
-                self.status(ERROR, f'no valid F/T data for more than stale_time = {self.p.stale_time} s: '
-                            'wrench output stopped, downstream must hold', **self._figures())
-            self._was_stale = stale
+            t0 = self._cycle.begin(int(stamps_ns[-1]))
+            try:
+                self._process(stamps_ns, wrench_si, flagged)
+            finally:
+                self._cycle.end(t0)
+
+    def _process(self, stamps_ns, wrench_si, flagged) -> None:
+        """One batch of samples through the chain; publish what falls on the publish grid."""
+        out = self.chain.process(stamps_ns, wrench_si, R=self.R, flagged=flagged)
+        self._rate_count += len(out.stamps)
+        raw_mask = out.valid if self.p.publish_raw_all else out.valid & out.publish
+        raw, filtered = out.raw, out.filtered
+        if self.p.output_frame == 'base':
+            raw, filtered = rotate_wrench(self.R, raw), rotate_wrench(self.R, filtered)
+        for i in np.flatnonzero(raw_mask):
+            self.pub_raw.publish(self._msg(out.stamps[i], raw[i]))
+        for i in np.flatnonzero(out.publish):
+            self.pub.publish(self._msg(out.stamps[i], filtered[i]))
+            self.published += 1
+            self.count_published(topics.FT_WRENCH)
+        bad = out.reason[out.reason != VALID]
+        if bad.size:
+            self._report_error(f'rejected F/T sample(s): {", ".join(sorted({REASONS[r] for r in bad}))}; '
+                               'holding the last valid value')
+        stale = self.chain.is_stale(int(out.stamps[-1]))
+        if stale and not self._was_stale and self.chain.last_valid_stamp is not None:
+            self.status(ERROR, f'no valid F/T data for more than stale_time = {self.p.stale_time} s: '
+                        'wrench output stopped, downstream must hold', **self._figures())
+        self._was_stale = stale
 
     def _msg(self, stamp_ns: int, w) -> WrenchStamped:
         msg = WrenchStamped(wrench=array_to_wrench(w))

@@ -106,6 +106,7 @@ class PlannerNode(HilLifecycleNode):
         except ValueError as exc:
             raise ParameterError(str(exc)) from exc
         self.planner = TrajectoryPlanner(self.cfg)
+        self._cycle = self.cycle_monitor('step', self.p.period)
         stream = self.stream_qos()
         pub = self.create_lifecycle_publisher
         self._pose_pub = pub(PoseStamped, topics.PLANNER_SAFE_REFERENCE, stream)
@@ -248,6 +249,13 @@ class PlannerNode(HilLifecycleNode):
 
     # --- one frame -------------------------------------------------------------------------------
     def _compute(self, key: int, mode: HilMode, reference, ref_stamp=None) -> None:
+        t0 = self._cycle.begin(key)
+        try:
+            self._step(key, mode, reference, ref_stamp)
+        finally:
+            self._cycle.end(t0)
+
+    def _step(self, key: int, mode: HilMode, reference, ref_stamp=None) -> None:
         self.counters['frames'] += 1
         self.last_key = key
         res = self.planner.step(reference, ref_stamp if ref_stamp is not None else (key if reference is not None
@@ -266,6 +274,7 @@ class PlannerNode(HilLifecycleNode):
         msg = PoseStamped(pose=convert.array_to_pose(res.pose))
         msg.header.stamp, msg.header.frame_id = stamp, self.p.frame_id
         self._pose_pub.publish(msg)
+        self.count_published(topics.PLANNER_SAFE_REFERENCE)
         if self.p.publish_twist:
             tw = TwistStamped(twist=convert.array_to_twist(res.twist))
             tw.header.stamp, tw.header.frame_id = stamp, self.p.frame_id

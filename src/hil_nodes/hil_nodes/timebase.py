@@ -101,6 +101,7 @@ class TimebaseNode(HilLifecycleNode):
         self.lead_ns = 0 if p.lockstep else p.lead_frames * self.frame_ns
         n_out = self.cfg.servo_per_move * (1 + (p.lead_frames if not p.lockstep else 0))
         self.out_times = np.arange(1, n_out + 1) * p.servo_period
+        self._cycle = self.cycle_monitor('frame', p.move_time)
         self.pub = self.create_lifecycle_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
                                                    qos.command(depth=50, lockstep=p.lockstep))
         self._io = [self.create_subscription(PoseStamped, topics.PLANNER_SAFE_REFERENCE, self._on_reference,
@@ -212,7 +213,9 @@ class TimebaseNode(HilLifecycleNode):
         due = (now - self.last_frame_ns) // self.frame_ns
         if due > self.p.max_catchup:
             self.counters['skipped_frames'] += due - self.p.max_catchup
+            self._cycle.skipped(due - self.p.max_catchup)
             self.last_frame_ns += (due - self.p.max_catchup) * self.frame_ns
+            self._prev_out = None     # the last points sent belong to a frame long past
         while self.last_frame_ns < now:
             self._produce(self.last_frame_ns + self.frame_ns)
 
@@ -220,6 +223,13 @@ class TimebaseNode(HilLifecycleNode):
     def _produce(self, frame_ns: int) -> None:
         if self.last_frame_ns is not None and frame_ns <= self.last_frame_ns:
             return
+        t0 = self._cycle.begin()
+        try:
+            self._produce_frame(frame_ns)
+        finally:
+            self._cycle.end(t0)
+
+    def _produce_frame(self, frame_ns: int) -> None:
         rel = (frame_ns + self.lead_ns - self.epoch_ns) * 1e-9     # the reader clock
         out = self.engine.step_frame(rel)
         self.last_frame_ns = frame_ns
@@ -232,9 +242,11 @@ class TimebaseNode(HilLifecycleNode):
             times = self.out_times[-len(pos):]      # the first message has only the new points
             self._prev_out = (out.positions, out.velocities)
             self.pub.publish(convert.joint_trajectory(self.p.joint_names, frame_ns, times, pos, vel))
+            self.count_published(topics.HEXAPOD_JOINT_TRAJECTORY)
         else:
             self.pub.publish(convert.joint_trajectory(self.p.joint_names, frame_ns, self.times,
                                                       out.positions, out.velocities))
+            self.count_published(topics.HEXAPOD_JOINT_TRAJECTORY)
         self._delays.extend((rel + self.times - out.ref_stamps).tolist())
         self._last_out = out
         if out.fault and not self._fault_reported:

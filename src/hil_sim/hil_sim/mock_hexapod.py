@@ -138,6 +138,7 @@ class MockHexapodNode(HilLifecycleNode):
         self._js_pub = self.create_lifecycle_publisher(JointState, topics.JOINT_STATES, stream)
         self._sub = self.create_subscription(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
                                              self._on_command, qos.command(depth=50 if p.lockstep else 10, lockstep=p.lockstep))
+        self._cycle = self.cycle_monitor('frame', p.frame_period)
         self._js = JointState()
         self._js.name = list(p.joint_names)
 
@@ -286,6 +287,13 @@ class MockHexapodNode(HilLifecycleNode):
     # --- frames --------------------------------------------------------------------------------
     def _step(self) -> None:
         """Integrate one frame along the active trajectory and publish the next frame."""
+        t0 = self._cycle.begin()
+        try:
+            self._integrate_frame()
+        finally:
+            self._cycle.end(t0)
+
+    def _integrate_frame(self) -> None:
         knot_t, knot_p, knot_v = self._knots
         if (not self.p.lockstep and self.started
                 and knot_t[-1] < self._rel(self.t_ns + self.frame_ns) - 1e-9):
@@ -311,6 +319,7 @@ class MockHexapodNode(HilLifecycleNode):
         js.velocity = self.servo.velocity.tolist()
         js.effort = self.servo.acceleration.tolist()      # acceleration demand (m/s^2), see docs
         self._js_pub.publish(js)
+        self.count_published(topics.JOINT_STATES)
         self._frame_wall = time.monotonic()
 
     def _paced_out(self) -> bool:
@@ -361,6 +370,7 @@ class MockHexapodNode(HilLifecycleNode):
         if due > MAX_CATCHUP:
             skip = due - MAX_CATCHUP
             self.overruns += skip
+            self._cycle.skipped(skip)
             self._apply_queued()
             self._hold()
             self.k += skip
