@@ -1,7 +1,10 @@
 """Supervisor and the clock: one /hil/frame per /clock message after applying everything
 received, START before the first frame, frame-aligned run_duration stop, timer frames in real
 time, and a SIGKILLed managed node process -> FAULT within 1 s of sim time (the test drives
-/clock itself, so sim time is deterministic)."""
+/clock itself, so sim time is deterministic); a process exit reported by the launcher ->
+FAULT at once; a shutdown never waits on a hung or dead node for more than shutdown_timeout."""
+import os
+import signal
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -9,6 +12,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Header
 
 from hil_nodes import qos, topics
+from hil_nodes.process_exit import ProcessExitReporter
 from supervisor_fixtures import CALM, DUMMY_PATH, dummies, publish_event, stamp, supervisor, trigger, wait_mode
 
 
@@ -153,3 +157,59 @@ def test_dead_node_coming_back_still_blocks_reset(ros):
     ok, message = trigger(ros, topics.HIL_RESET)
     assert not ok and 'managed node a is unknown (heartbeat back after death)' in message
 
+
+
+def test_process_exit_reported_by_the_launcher_faults_at_once_naming_the_node(ros):
+    """What `hil run` does when its ProcessGroup sees a child die: the node is dead at once
+    (heartbeat timeouts set far away here), and the shutdown skips it without waiting."""
+    _, b = dummies(ros, ['a', 'b'])
+    sup = supervisor(ros, managed_nodes=['a', 'b'], heartbeat_timeout_sim=60.0, heartbeat_timeout_wall=60.0,
+                     frame_period=0.05)
+    ros.spin_until(lambda: sup.lifecycle == 'up', 30.0, 'bring-up')
+    ros.executor.remove_node(b)                  # its "process" is gone: no more heartbeats
+    reporter = ProcessExitReporter(ros.node)
+    ros.wait_for_subscribers(topics.HIL_PROCESS_EXIT)
+    assert reporter.report('b', ['b'], -signal.SIGKILL) and not reporter.report('b', ['b'], -9)
+    wait_mode(ros, sup, 'FAULT')
+    assert sup.machine.fault_reason == 'node b is dead: its process b was killed by SIGKILL'
+    assert sup.states['b'] == 'dead'
+    ok, message = trigger(ros, topics.HIL_RESET)
+    assert not ok and 'node b is dead' in message
+    ok, message = trigger(ros, topics.HIL_SHUTDOWN)
+    assert ok and message == 'shutdown: deactivate a, cleanup a; b skipped (state dead)'
+
+
+def test_shutdown_is_bounded_for_a_hung_node_and_skips_a_silent_one(ros):
+    """A managed node process frozen by SIGSTOP (its services exist but never answer): a
+    shutdown right away gives it shutdown_timeout once and drops its other steps; once it has
+    been silent for shutdown_silence, a shutdown skips it outright."""
+    proc = ros.spawn(str(DUMMY_PATH), ['-r', '__node:=hung'])
+    dummies(ros, ['ok'])
+    sup = supervisor(ros, managed_nodes=['hung', 'ok'], heartbeat_timeout_sim=60.0, heartbeat_timeout_wall=60.0,
+                     frame_period=0.05, shutdown_timeout=1.0, shutdown_silence=600.0)
+    ros.spin_until(lambda: sup.lifecycle == 'up', 40.0, 'bring-up of the subprocess node')
+    assert sup.lifecycle == 'up', sup.bring_up_failure
+    os.kill(proc.proc.pid, signal.SIGSTOP)
+    try:
+        ok, message = trigger(ros, topics.HIL_SHUTDOWN)
+        assert not ok
+        assert message.startswith('shutdown: deactivate ok, cleanup ok; FAILED: deactivate of node hung: ')
+        assert ('no answer within 1 s' in message or 'not available after 1 s' in message), message
+        assert message.endswith('not run (node hung does not answer): cleanup hung')
+    finally:
+        proc.kill()
+
+
+def test_shutdown_skips_a_node_silent_for_longer_than_shutdown_silence(ros):
+    journal = []
+    late, = dummies(ros, ['late'], journal)
+    dummies(ros, ['fine'], journal)
+    sup = supervisor(ros, managed_nodes=['late', 'fine'], heartbeat_timeout_sim=60.0, heartbeat_timeout_wall=60.0,
+                     frame_period=0.05, shutdown_silence=0.3)
+    ros.spin_until(lambda: sup.lifecycle == 'up', 30.0, 'bring-up')
+    ros.executor.remove_node(late)              # alive but silent: as a process stuck in a callback
+    ros.spin_for(0.6)
+    ok, message = trigger(ros, topics.HIL_SHUTDOWN)
+    assert ok and message.startswith('shutdown: deactivate fine, cleanup fine; late skipped (state silent for ')
+    assert ('late', 'deactivate') not in journal
+    ros.executor.add_node(late)

@@ -1,6 +1,8 @@
 """Supervisor over real DDS: bring-up order, reverse shutdown (also during bring-up), refusals
 with reasons, event-driven modes, a node leaving active, invalid parameters, /hil/mode latched,
-the standalone process with config/supervisor.yaml, and the one-process EventsExecutor layout.
+the standalone process with config/supervisor.yaml, the one-process EventsExecutor layout, the
+supervisor's own heartbeat, and real-time health: a node's cycle status over DDS and the
+hardware/time-base counters turned into WARN, then FAULT with the reason.
 Clock-driven behaviour (frame gate, run_duration, liveness kill) is in test_supervisor_clock_node.py.
 """
 import pathlib
@@ -12,7 +14,10 @@ from rclpy.parameter import Parameter
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
+from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+
 from hil_nodes import qos, topics
+from hil_nodes.base import HilLifecycleNode
 from hil_nodes.supervisor import SupervisorNode
 from supervisor_fixtures import CALM, DummyManaged, dummies, publish_event, supervisor, trigger, wait_mode
 
@@ -264,3 +269,109 @@ def test_one_process_layout_events_executor(ros):
         for node in nodes:
             node.destroy_node()
         rclpy.try_shutdown(context=ctx)
+
+
+def _supervisor_values(diags):
+    """Key/values of the supervisor's last status."""
+    for msg in reversed(diags):
+        for st in msg.status:
+            if st.hardware_id == 'supervisor':
+                return {kv.key: kv.value for kv in st.values}
+    return {}
+
+
+class Ticker(HilLifecycleNode):
+    """A node with one monitored cycle: a 100 Hz timer that publishes a counter."""
+
+    def configure_node(self):
+        self.mon = self.cycle_monitor('tick', 0.01)
+        self.pub = self.create_lifecycle_publisher(Header, '/ticker/out', 10)
+
+    def activate_node(self):
+        self.timer = self.create_timer(0.01, self._tick)
+
+    def deactivate_node(self):
+        self.destroy_timer(self.timer)
+
+    def _tick(self):
+        t0 = self.mon.begin()
+        self.pub.publish(Header(frame_id='tick'))
+        self.count_published('/ticker/out')
+        self.mon.end(t0)
+
+
+def test_a_slow_cycle_over_dds_faults_with_the_real_time_reason(ros):
+    """A node's '<node>: cycle' status (base class) reaches the supervisor; with a CPU delay
+    injected above its budget (lockstep judge: CPU time, so a loaded test machine cannot cause
+    it), the supervisor goes to FAULT naming the node, and its status says real time was not held."""
+    ticker = ros.add_node(Ticker('ticker', context=ros.context, parameter_overrides=[
+        Parameter('lockstep', value=True), Parameter('health_period', value=0.2)]))
+    diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 200)
+    sup = supervisor(ros, managed_nodes=['ticker'], health_window=1.0, health_min_samples=20,
+                     saturation_fault_s=0.5, **{**CALM, 'diagnostics_period': 0.2})
+    ros.spin_until(lambda: sup.lifecycle == 'up', 30.0, 'bring-up')
+
+    def cycle_status():
+        for msg in reversed(diags):
+            for st in msg.status:
+                if st.name == 'ticker: cycle':
+                    return {kv.key: kv.value for kv in st.values}
+        return {}
+    ros.spin_until(lambda: float(cycle_status().get('cycles', 0)) >= 30, 20.0, 'cycle statuses')
+    healthy = cycle_status()
+    assert healthy['monitors'] == 'tick' and float(healthy['overruns']) == 0 and float(healthy['exec_p50_us']) > 0
+    assert int(healthy['published./ticker/out']) >= int(healthy['cycles']) - 1
+    assert sup.machine.mode.value == 'IDLE' and sup.health.held
+    assert ticker.set_parameters([Parameter('inject_cycle_delay', value=0.015)])[0].successful   # > 10 ms budget
+    wait_mode(ros, sup, 'FAULT', timeout=20.0)
+    assert sup.machine.fault_reason.startswith('real time not held: ')
+    assert 'of ticker cycles late' in sup.machine.fault_reason
+    ros.spin_until(lambda: _supervisor_values(diags).get('realtime_held') == 'False', 10.0, 'realtime_held false')
+    assert float(cycle_status()['overruns']) > 0
+    ok, message = trigger(ros, topics.HIL_RESET)
+    assert not ok and 'real time not held' in message      # still beyond the limit: no reset
+
+
+def _counters(node, **values):
+    msg = DiagnosticArray()
+    msg.status = [DiagnosticStatus(name=f'/{node}', hardware_id=node, message='counters',
+                                   values=[KeyValue(key=k, value=str(v)) for k, v in values.items()])]
+    return msg
+
+
+def test_hardware_and_time_base_counters_warn_then_fault(ros):
+    """Late frames at 2 % warn (no FAULT, real time still held); then late frames at 20 % and
+    a saturated time base: FAULT with both reasons; the supervisor beats on /hil/heartbeat."""
+    dummies(ros, ['a'])
+    beats = ros.collect(Header, topics.HIL_HEARTBEAT, 100)
+    diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 200)
+    sup = supervisor(ros, managed_nodes=['a'], health_window=2.0, saturation_fault_s=0.5,
+                     **{**CALM, 'diagnostics_period': 0.2})
+    ros.spin_until(lambda: sup.lifecycle == 'up', 30.0, 'bring-up')
+    pub = ros.node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 100)
+    ros.wait_for_subscribers(topics.DIAGNOSTICS, 2)
+    frames = late = servo = saturated = 0
+    for k in range(8):                                    # 2 % late frames
+        frames, late, servo = frames + 100, late + 2, servo + 400
+        pub.publish(_counters('mock_hexapod', frames=frames, late_commands=late, realtime_overruns=0))
+        pub.publish(_counters('timebase', frames=frames, servo_cycles=servo, saturated_cycles=0,
+                              factor_off_cycles=0, distance_off_frames=0))
+        ros.spin_for(0.1)
+    ros.spin_until(lambda: sup.health.current.level == 1, 10.0, 'health WARN')
+    assert sup.machine.mode.value == 'IDLE' and sup.health.held
+    ros.spin_until(lambda: _supervisor_values(diags).get('health_level') == 'WARN', 10.0, 'WARN in the status')
+    assert '2% of frames late (mock_hexapod)' in _supervisor_values(diags)['health']
+    for k in range(8):                                    # 20 % late, time base at its bound
+        frames, late, servo, saturated = frames + 100, late + 20, servo + 400, saturated + 400
+        pub.publish(_counters('mock_hexapod', frames=frames, late_commands=late, realtime_overruns=0))
+        pub.publish(_counters('timebase', frames=frames, servo_cycles=servo, saturated_cycles=saturated,
+                              factor_off_cycles=saturated, distance_off_frames=0))
+        ros.spin_for(0.1)
+        if sup.machine.mode.value == 'FAULT':
+            break
+    wait_mode(ros, sup, 'FAULT')
+    reason = sup.machine.fault_reason
+    assert reason.startswith('real time not held: ') and 'of frames late (mock_hexapod)' in reason
+    assert sup.health.reason == reason and not sup.health.held
+    ros.spin_until(lambda: _supervisor_values(diags).get('realtime_held') == 'False', 10.0, 'realtime_held false')
+    assert any(b.frame_id == '/supervisor' for b in beats)

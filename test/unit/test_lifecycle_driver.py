@@ -226,3 +226,36 @@ def test_abort_lets_the_step_in_flight_finish(clock):
     assert 'not run: configure b, activate a, activate b' in results[0].failures[0]
     with pytest.raises(ValueError):
         d.start('x', [Step('ghost', 'configure')], results.append)
+
+
+def test_a_shutdown_with_its_own_timeout_gives_a_silent_node_one_timeout(clock):
+    """Shutdown timeouts shorter than the bring-up's; a node that does not answer its first
+    step is not tried again for its later steps; the others are brought down."""
+    d, node, states, results = make(['a', 'b'], transition_timeout=30.0, service_timeout=30.0)
+    steps = [Step('b', 'deactivate'), Step('a', 'deactivate'), Step('b', 'cleanup'), Step('a', 'cleanup')]
+    d.start('shutdown', steps, results.append, stop_on_failure=False, service_timeout=2.0, transition_timeout=2.0)
+    clock.t += 2.01                                          # b never answers (nor its get_state)
+    d._tick()
+    assert len(get_state(node, 'b').requests) == 1           # asked once, at a third of 2 s
+    for name in ('a', 'a'):
+        answer_change(change(node, name))
+        d._tick()
+    assert results[0].done == ['deactivate a', 'cleanup a'] and len(change(node, 'b').requests) == 1
+    assert results[0].failures == ['deactivate of node b: no answer within 2 s',
+                                   'not run (node b does not answer): cleanup b']
+    d.start('bring-up', [Step('b', 'configure')], results.append)   # the next sequence: own timeouts again
+    clock.t += 2.01
+    d._tick()
+    assert len(results) == 1 and d.busy
+
+
+def test_a_node_known_dead_fails_at_once_without_a_call(clock):
+    d, node, states, results = make(['a', 'b'])
+    states['b'] = 'dead'
+    d.start('shutdown', [Step('b', 'deactivate'), Step('a', 'deactivate'), Step('b', 'cleanup')], results.append,
+            stop_on_failure=False)
+    answer_change(change(node, 'a'))
+    d._tick()
+    assert results[0].done == ['deactivate a'] and not change(node, 'b').requests
+    assert results[0].failures == ['deactivate of node b: node is dead',
+                                   'not run (node b does not answer): cleanup b']

@@ -37,6 +37,7 @@ from hil_nodes.supervisor_params import PARAMS, health_config, load_parameters
 
 __all__ = ['PARAMS', 'SupervisorNode', 'main']
 
+EXIT_GRACE = 1.0     # wall s after a reported process exit during which its heartbeats are stale
 _STOPPABLE = frozenset({HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RUNNING})
 RESTARTED = 'unknown (heartbeat back after death)'   # state label of a node that came back
 
@@ -59,6 +60,7 @@ class SupervisorNode(Node):
         self.frames = 0
         self.run_duration_reached = False
         self.unknown_events = 0
+        self._exited: dict[str, float] = {}      # node -> wall time its process exit was reported
         self._duration_ns = int(round(self.p.run_duration * 1e9))
         self._t0_ns = None
         self.run_time_ns = 0
@@ -203,6 +205,7 @@ class SupervisorNode(Node):
             reason = f'node {name} is dead: its process {st.hardware_id or name} {st.message or "exited"}'
             if self.liveness.mark_dead(name, reason):
                 self.states[name] = 'dead'
+                self._exited[name] = self._wall_now()
                 if self.lifecycle not in ('shutting_down', 'down'):
                     self._fault(reason)
 
@@ -210,6 +213,8 @@ class SupervisorNode(Node):
         name = normalize_name(msg.frame_id)
         if name == self.get_name():
             return
+        if name in self._exited and self._wall_now() - self._exited[name] < EXIT_GRACE:
+            return    # sent before its process died, delivered after: not a restart
         if self.liveness.beat(name, self._sim_now(), self._wall_now()) and self.states.get(name) == 'dead':
             # Alive again means restarted: its lifecycle state is not what we last knew.
             self.states[name] = RESTARTED
@@ -324,7 +329,10 @@ class SupervisorNode(Node):
                 self._apply(Request.STOP)
             else:
                 self.get_logger().info(f'run_duration reached in mode {self.machine.mode.value}: nothing to stop')
-        self._frame_pub.publish(Header(stamp=stamp, frame_id=self.machine.mode.value))
+        # real time: a 400 Hz frame stream nobody reads (Hexafloat's planner follows its
+        # references and /hil/mode) is not published
+        if self.p.lockstep or self._frame_pub.get_subscription_count() > 0:
+            self._frame_pub.publish(Header(stamp=stamp, frame_id=self.machine.mode.value))
         self.frames += 1
 
     # --- diagnostics ------------------------------------------------------------------------------
