@@ -17,6 +17,9 @@ Default delay from reference stamp to servo setpoint, by construction and measur
 tests: ``D_default * T + 1.5 T + h`` = 2 x 2.5 + 3.75 + 1.25 = 10 ms, the four poses of seed
 000 section 5. A stamp channel runs through every linear stage next to the pose, so the delay
 of every servo point is known exactly (also under time-base distortion and faults).
+
+:class:`NumpyTimeBaseEngine` here is the readable reference and test oracle; the public
+``TimeBaseEngine`` (compiled.py) runs the same pipeline in numba kernels (engine_kernel.py).
 """
 from __future__ import annotations
 
@@ -101,7 +104,10 @@ class FrameOutput:
     fault: str | None          # IK failure (latched): the output holds
 
 
-class TimeBaseEngine:
+class NumpyTimeBaseEngine:
+    """The pipeline in numpy, one servo cycle at a time: the test oracle of the compiled
+    ``TimeBaseEngine`` (compiled.py), which runs the same steps in numba kernels."""
+
     def __init__(self, config: TimeBaseConfig, ik: IKFunction):
         self.cfg = config
         self.ik = ik
@@ -212,8 +218,13 @@ class TimeBaseEngine:
             self._j += 1
             j = self._j
             self._f[j % _HIST] = row
-            hist = np.stack([self._f[(j - i) % _HIST] for i in range(4)])
-            self._c[j % _HIST] = self._w @ hist
+            # prefilter (bspline.py) summed left to right, not by a BLAS dot whose rounding
+            # depends on the build: the control decides on the stamp channel of c, and the W-R
+            # error does land exactly on its deadband edge (drifting writer), so the last bit
+            # decides a step there; this order is the compiled engine's too
+            f, w = self._f, self._w
+            self._c[j % _HIST] = (w[0] * f[j % _HIST] + w[1] * f[(j - 1) % _HIST]
+                                  + w[2] * f[(j - 2) % _HIST] + w[3] * f[(j - 3) % _HIST])
 
     def step_frame(self, frame_time: float | None = None) -> FrameOutput:
         """Run the servo cycles of one move time; returns their setpoints.

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from .engine import TimeBaseEngine
+from .compiled import TimeBaseEngine
 
 
 @dataclass(frozen=True)
@@ -93,35 +93,56 @@ def simulate(engine: TimeBaseEngine, reference: Callable[[np.ndarray], np.ndarra
     poses = reference(events.stamp) if len(events.stamp) else np.zeros((0, 7))
     n_pts = cfg.servo_per_move
     offs = np.arange(1, n_pts + 1) * cfg.servo_period
-    out = {key: [] for key in ('time', 'q', 'qd', 'ref_stamp', 'factor', 'distance')}
-    underruns, results, e = [], [], 0
+    # the compiled engine's frame arrays are overwritten by the next frame: copy them here
+    out = {'time': np.empty((n_frames, n_pts)), 'ref_stamp': np.empty((n_frames, n_pts)),
+           'factor': np.empty((n_frames, n_pts)), 'distance': np.empty((n_frames, n_pts), dtype=int),
+           'q': None, 'qd': None}
+    underruns, results, e = np.empty(n_frames, dtype=int), [], 0
     for k in range(n_frames):
         tick = t0 + k * period
         while e < len(events.arrival) and events.arrival[e] <= tick:
             results.append(engine.write(poses[e], events.stamp[e]))
             e += 1
         fr = engine.step_frame()
-        out['time'].append(tick + offs)
-        out['q'].append(fr.positions)
-        out['qd'].append(fr.velocities)
-        out['ref_stamp'].append(fr.ref_stamps)
-        out['factor'].append(fr.factors)
-        out['distance'].append(fr.distances)
-        underruns.append(fr.underruns)
-    res = {key: np.concatenate(v) for key, v in out.items()}
+        if out['q'] is None:
+            n_joints = fr.positions.shape[1]
+            out['q'], out['qd'] = np.empty((n_frames, n_pts, n_joints)), np.empty((n_frames, n_pts, n_joints))
+        out['time'][k] = tick + offs
+        out['q'][k] = fr.positions
+        out['qd'][k] = fr.velocities
+        out['ref_stamp'][k] = fr.ref_stamps
+        out['factor'][k] = fr.factors
+        out['distance'][k] = fr.distances
+        underruns[k] = fr.underruns
+    res = {key: v.reshape((n_frames * n_pts,) + v.shape[2:]) for key, v in out.items() if v is not None}
     res['delay'] = res['time'] - res['ref_stamp']
-    res['underruns'] = np.array(underruns)
+    res['underruns'] = underruns
     res['writes'] = results
     return res
 
 
-def hexaslide_ik(geometry='hexaslide_scaled') -> Callable[[np.ndarray], tuple]:
-    """The engine's IK callable for a hexaslide geometry (object or name)."""
-    from hil_core.hexaslide import inverse_kinematics, load_geometry
+def hexaslide_ik(geometry='hexaslide_scaled', compiled: bool = True) -> Callable[[np.ndarray], tuple]:
+    """The engine's IK callable for a hexaslide geometry (object or name).
+
+    Compiled (default): it carries the packed geometry as ``kernel_params``, so
+    :class:`TimeBaseEngine` solves its segment points inside the frame kernel.
+    ``compiled=False``: plain-numpy IK (the oracle; the engine then calls it from Python).
+    """
+    from hil_core.hexaslide import compiled_ik, inverse_kinematics_numpy, load_geometry
     geom = load_geometry(geometry) if isinstance(geometry, str) else geometry
+    if not compiled:
+        def ik(poses7):
+            r = inverse_kinematics_numpy(geom, poses7)
+            return r.q, r.ok
+        ik.geometry = geom
+        return ik
+    params = compiled_ik.pack_geometry(geom)
 
     def ik(poses7):
-        r = inverse_kinematics(geom, poses7)
-        return r.q, r.ok
+        poses7 = np.ascontiguousarray(np.asarray(poses7, dtype=float).reshape(-1, 7))
+        q, ok = np.empty((len(poses7), 6)), np.empty(len(poses7), dtype=np.bool_)
+        compiled_ik.ik_q(params, poses7, q, ok)
+        return q, ok
     ik.geometry = geom
+    ik.kernel_params = params
     return ik
