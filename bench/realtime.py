@@ -130,6 +130,40 @@ def hexafloat_lockstep() -> None:
     _summary_figures(prefix, rc, s)
 
 
+def _peak_slider_acceleration(bag: str) -> float:
+    """Largest |slider acceleration| (m/s^2) in the bag: the drives' acceleration demand, which
+    the mock publishes as /joint_states effort, over the whole run (the stop included)."""
+    from rosbags.rosbag2 import Reader
+    store = rb._store()
+    peak = 0.0
+    with Reader(bag) as reader:
+        cons = [c for c in reader.connections if c.topic == '/joint_states']
+        for con, _, raw in reader.messages(connections=cons):
+            msg = store.deserialize_cdr(raw, con.msgtype)
+            if len(msg.effort):
+                peak = max(peak, float(np.max(np.abs(msg.effort))))
+    return peak
+
+
+def hexafloat_next_to_a_cpu_hog() -> None:
+    """Real time next to two CPU hogs (both cores busy, no --rt): the run must stop safely with a
+    FAULT that says real time was not held, never finish with exit 0 and a wrong emulation."""
+    hog = 'import time\nend = time.monotonic() + {s}\nwhile time.monotonic() < end: pass\n'
+    hogs = [subprocess.Popen([sys.executable, '-c', hog.format(s=DURATION + 60)]) for _ in range(2)]
+    out = tempfile.mkdtemp(prefix='hil_bench_hog_')
+    try:
+        rc, s, _ = _run(['hexafloat', '--realtime', '--scenario', 'impulse_3hz', '--duration', str(DURATION),
+                         '--record', out], timeout=DURATION * 4 + 300)
+    finally:
+        for h in hogs:
+            h.kill()
+    prefix = 'hexafloat.realtime.cpu_hog'
+    _summary_figures(prefix, rc, s)
+    bag = s.get('bag', '')
+    if bag and pathlib.Path(bag).exists():
+        _print(f'{prefix}.peak_slider_acceleration', f'{_peak_slider_acceleration(bag):.2f}', 'm/s^2')
+
+
 def other_systems() -> None:
     for system, duration in (('space-iiwa', 30.0), ('hybrid5', 30.0)):
         rc, s, _ = _run([system, '--realtime', '--duration', str(min(duration, DURATION)), *RT],
@@ -138,7 +172,7 @@ def other_systems() -> None:
 
 
 if __name__ == '__main__':
-    which = sys.argv[1:] or ['one_process', 'isolated', 'lockstep', 'others']
+    which = sys.argv[1:] or ['one_process', 'isolated', 'lockstep', 'others', 'hog']
     if 'one_process' in which:
         hexafloat_realtime('one_process')
     if 'isolated' in which:
@@ -147,3 +181,5 @@ if __name__ == '__main__':
         hexafloat_lockstep()
     if 'others' in which:
         other_systems()
+    if 'hog' in which:
+        hexafloat_next_to_a_cpu_hog()
