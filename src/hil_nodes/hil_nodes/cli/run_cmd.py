@@ -173,6 +173,16 @@ def _frame_period(specs, overrides) -> float:
     return 0.0025
 
 
+def _realtime_held(client: RunClient) -> str:
+    held = client.value('supervisor', 'realtime_held')
+    if not held:
+        return 'unknown (no health report)'
+    if held == 'True':
+        warnings = client.value('supervisor', 'health_warnings', '0')
+        return 'yes' if warnings in ('0', '') else f'yes, with {warnings} warning(s)'
+    return f"NO: {client.value('supervisor', 'realtime_reason') or 'see the supervisor status'}"
+
+
 def _hw_name(client: RunClient) -> str:
     return 'mock_hexapod' if 'mock_hexapod' in client.diag else next(
         (n for n in client.diag if n.startswith('mock_')), '')
@@ -217,6 +227,8 @@ def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, kil
         'faults': client.value('supervisor', 'faults', '1' if outcome == 'fault' else '0'),
         'fault_reason': _fault_reason(client) if outcome == 'fault' else '',
         'modes': ' -> '.join(m for _, m in client.modes),
+        # the supervisor's real-time health judgement over the run (never "clean" when not held)
+        'realtime_held': _realtime_held(client),
         **extra,
         'bag': str(bag_path) if bag_path else '',
         'logs': str(run_dir / 'logs'),
