@@ -131,7 +131,12 @@ def run(args) -> int:
         print(f'{key}: {value}')
     if outcome in ('error', 'interrupted'):
         return 2
-    return 1 if outcome == 'fault' or int(summary['faults'] or 0) > 0 else 0
+    if outcome == 'fault' or int(summary['faults'] or 0) > 0:
+        return 1
+    if str(summary.get('realtime_held', '')).startswith('NO'):
+        print(f"hil run: real time was not held: {summary['realtime_held'][4:]}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter) -> str:
