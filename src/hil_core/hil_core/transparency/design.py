@@ -29,9 +29,9 @@ STAGES = (
     ('raw_force', 'raw force', FORCE, ''),
     ('filtered_force', 'filtered force', FORCE, 'F/T filter'),
     ('admittance_reference', 'admittance reference', MOTION, 'admittance model'),
-    ('safe_reference', 'safe reference', MOTION, 'planner (inside limits)'),
-    ('servo_setpoints', 'servo setpoints', MOTION, 'time base (reference buffer)'),
-    ('joint_states', 'joint states', MOTION, 'servo (drives)'),
+    ('safe_reference', 'safe reference', MOTION, 'planner'),
+    ('servo_setpoints', 'servo setpoints', MOTION, 'time base buffer'),
+    ('joint_states', 'joint states', MOTION, 'servo'),
     ('tcp_pose', 'TCP pose', MOTION, 'forward kinematics'),
 )
 STAGE_KEYS = tuple(s[0] for s in STAGES)

@@ -255,6 +255,14 @@ def findings(r: ChainResult) -> dict:
         out['first_failing_stage'] = failing.dst
         out['first_failing'] = f'{LABELS[failing.src]} -> {LABELS[failing.dst]} ({failing.what}): {failing.why}'
     for t in r.transitions:
+        wide = t.result.widest
+        problems = [p for p in wide.validity.problems if not p.startswith('coherence')] if wide else []
+        if problems:
+            out['first_not_following_stage'] = t.dst
+            out['first_not_following'] = (f'{LABELS[t.src]} -> {LABELS[t.dst]} ({t.what}): output does not follow '
+                                          f'its input ({"; ".join(problems)})')
+            break
+    for t in r.transitions:
         if _attenuates(t):
             out['attenuating_stage'] = t.dst
             out['attenuating'] = f'{LABELS[t.src]} -> {LABELS[t.dst]} ({t.what}): {t.why}'

@@ -49,10 +49,13 @@ def decide(end_to_end: PairResult | None, design: ChainDesign, not_measurable_re
     the chain streams that miss samples (one text each) and the stage findings."""
     findings = findings or {}
     incomplete = list(incomplete or [])
-    where = {k: findings[k] for k in ('first_incomplete', 'attenuating', 'first_failing') if findings.get(k)}
+    where = {k: findings[k] for k in ('first_incomplete', 'first_not_following', 'attenuating', 'first_failing')
+             if findings.get(k)}
     location = []
     if findings.get('first_incomplete'):
         location.append(f'loss begins at {findings["first_incomplete"]}')
+    if findings.get('first_not_following'):
+        location.append(f'first stage that does not follow: {findings["first_not_following"]}')
     if findings.get('attenuating'):
         location.append(f'attenuating stage: {findings["attenuating"]}')
     elif findings.get('first_failing'):

@@ -77,11 +77,24 @@ def run_accounting(run) -> list[dict]:
     return [r.as_dict() for r in accounting.account(counts, duration, rates)]
 
 
+def _row(d: dict) -> accounting.AccountRow:
+    fields = accounting.AccountRow.__dataclass_fields__
+    values = {k: d.get(k) for k in fields}
+    values['flags'] = tuple(d.get('flags') or ())
+    for k in ('skipped', 'lost', 'missing'):
+        values[k] = int(values[k] or 0)
+    values['recorded'] = int(values['recorded'] or 0)
+    return accounting.AccountRow(**values)
+
+
 def _end_to_end(run, model, start, end, axis, rates):
     force = run.get(*STAGE_TOPICS['raw_force'])
     tcp = run.get(topics.KINEMATICS_TCP_POSE)
-    if model is None or force is None or tcp is None:
-        return None, 'the run needs an admittance model, a raw force topic and /kinematics/tcp_pose'
+    missing = [what for what, x in (('admittance parameters in hil_run.yaml', model),
+                                    (f'{STAGE_TOPICS["raw_force"][0]} (or {STAGE_TOPICS["raw_force"][1]})', force),
+                                    (topics.KINEMATICS_TCP_POSE, tcp)) if x is None]
+    if missing:
+        return None, 'the run has no ' + ', no '.join(missing)
     force_topic = next(t for t in STAGE_TOPICS['raw_force'] if run.get(t) is force)
     fsel = (force.t >= start) & (force.t <= end)
     psel = (tcp.t >= start) & (tcp.t <= end)
@@ -127,11 +140,13 @@ def analyse(run, axis: int = 0) -> Analysis:
                 c = s.completeness()
                 incomplete.append(f'{LABELS[s.key]} {s.topic}: {c["count"]} of {c["expected"]} samples '
                                   f'in the window, {c["gaps"]} gap(s) up to {c["largest_gap_ms"]:.1f} ms')
+    # The whole run's accounting too: a chain stream that skipped, lost or missed messages
+    # anywhere in the run means the run is not a clean one, whatever the window shows.
     chain_topics = {t for names in STAGE_TOPICS.values() for t in names}
-    flagged = [r for r in acc if r.get('topic') in chain_topics and set(r.get('flags') or ()) & {'skipped', 'lost'}]
-    for r in flagged:
-        notes.append(f'accounting: {r["topic"]} ' + ', '.join(f'{f} {r.get(f, "")}' for f in r['flags']
-                                                               if f in ('skipped', 'lost')))
+    seen = {s.topic for s in chain.stages if not s.complete} if chain is not None else set()
+    for line, r in zip(accounting.summary_lines([_row(r) for r in acc]), acc):
+        if r.get('topic') in chain_topics - seen and r.get('flags'):
+            incomplete.append(f'accounting {line}')
     verdict = decide(tr.pair if tr is not None else None, design, reason, incomplete,
                      chain.findings if chain is not None else None)
     return Analysis((start, end), design, tr, reason, chain, acc, verdict, notes)

@@ -71,7 +71,7 @@ def _stage_section(stages: list[dict], findings: dict) -> str:
                      r['delay'], r['gain'], r['amplitude'], r['segments'], holds, r['why']])
         classes.append({'NO': 'bad', '?': 'unknown'}.get(holds, ''))
     lines = [f'{k.replace("_", " ")}: {v}' for k, v in findings.items()
-             if k in ('first_incomplete', 'attenuating', 'first_failing')]
+             if k in ('first_incomplete', 'first_not_following', 'attenuating', 'first_failing')]
     if findings.get('delay_sum_ms') is not None and findings.get('end_to_end_delay_ms') is not None:
         lines.append(f'stage delays add up to {findings["delay_sum_ms"]:.3f} ms, end to end '
                      f'{findings["end_to_end_delay_ms"]:.3f} ms')

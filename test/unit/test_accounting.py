@@ -1,0 +1,73 @@
+"""Message accounting (issue 18): expected = rate x duration + 1, and a run that skipped cycles,
+lost messages or has gaps is flagged so that it cannot pass for a clean run."""
+import numpy as np
+import pytest
+
+from hil_core.accounting import (AccountRow, TopicCount, account, clean, expected_count, largest_gap,
+                                 summary_lines)
+
+RATE = 400.0
+DURATION = 15.0
+EXPECTED = 6001          # 400 Hz over [0, 15] s, both ends included
+
+
+def _row(rows, topic) -> AccountRow:
+    return next(r for r in rows if r.topic == topic)
+
+
+def test_expected_count_and_largest_gap():
+    assert expected_count(RATE, DURATION) == EXPECTED
+    assert expected_count(100.0, 0.0) == 1
+    t = np.arange(EXPECTED) / RATE
+    assert largest_gap(t) == pytest.approx(0.0025)
+    assert largest_gap(np.delete(t, [10, 11, 12])) == pytest.approx(4 * 0.0025)
+    assert largest_gap([1.0]) is None
+
+
+def test_a_complete_stream_is_clean():
+    rows = account({'/a': TopicCount(EXPECTED, EXPECTED, 0.0025)}, DURATION, {'/a': RATE}, {'/a': EXPECTED})
+    r = rows[0]
+    assert (r.expected, r.published, r.recorded, r.skipped, r.lost, r.missing, r.flags) == (
+        EXPECTED, EXPECTED, EXPECTED, 0, 0, 0, ())
+    assert clean(rows)
+
+
+def test_start_stop_alignment_is_not_a_loss():
+    # one frame less at each end is within the slack (2 messages or 0.5 %)
+    rows = account({'/a': TopicCount(EXPECTED - 2, EXPECTED - 2, 0.0025)}, DURATION, {'/a': RATE})
+    assert clean(rows)
+
+
+def test_skipped_cycles_lost_messages_and_gaps_are_flagged():
+    # the issue-18 real-time run: 104 of 400 per second published, some of them not recorded
+    published = 104 * 15
+    rows = account({'/ft_sensor/wrench': TopicCount(published - 39, published - 39, 0.020)}, DURATION,
+                   {'/ft_sensor/wrench': RATE}, published={'/ft_sensor/wrench': published})
+    r = rows[0]
+    assert r.skipped == EXPECTED - published
+    assert r.lost == 39
+    assert r.flags == ('skipped', 'lost', 'gap')
+    assert not clean(rows)
+    line = summary_lines(rows)[0]
+    assert f'expected {EXPECTED}' in line and f'published {published}' in line
+    assert f'SKIPPED {EXPECTED - published}' in line and 'LOST 39' in line and 'GAP' in line
+
+
+def test_unknown_producer_count_gives_missing_and_recorder_drops_are_lost():
+    rows = account({'/b': TopicCount(5000, 4990, 0.0025)}, DURATION, {'/b': RATE})
+    r = rows[0]
+    assert r.lost == 10                       # received but not written: the recorder dropped them
+    assert r.missing == EXPECTED - 4990 - 10  # the rest: skipped or lost upstream, cannot tell which
+    assert r.flags == ('lost', 'missing')
+    assert 'MISSING' in summary_lines(rows)[0]
+
+
+def test_producer_reported_skips_and_topics_without_rate():
+    rows = account({'/c': 7, '/hil/mode': 3}, DURATION, {'/c': RATE}, skipped_cycles={'/c': 5},
+                   published={'/c': EXPECTED})
+    c, mode = _row(rows, '/c'), _row(rows, '/hil/mode')
+    assert c.skipped == 5 and 'skipped' in c.flags
+    assert c.lost == EXPECTED - 7
+    assert mode.expected is None and mode.flags == () and mode.recorded == 3
+    assert [r.topic for r in rows] == ['/c', '/hil/mode']
+    assert mode.as_dict()['flags'] == []
