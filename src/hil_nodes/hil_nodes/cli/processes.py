@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import ctypes
-import fcntl
-import glob
 import os
 import pathlib
 import signal
 import subprocess
 import time
 
+from hil_core import shm_cleanup
 
 _PR_SET_PDEATHSIG = 1
 
@@ -69,30 +68,14 @@ class ProcessGroup:
                 proc.wait(5)
         for log in self._logs:
             log.close()
-        if killed:
-            clean_dead_shm()
+        # always: a child killed from outside (kill -9 in the fault matrix) leaves its files too,
+        # and the clean-up only ever takes the files of dead processes
+        clean_dead_shm()
         return killed
 
 
 def clean_dead_shm() -> int:
-    """Remove Fast DDS shared-memory segments whose owner died (as `fastdds shm clean` does):
-    a segment is alive while its ``_el`` lock file is locked by its process."""
-    removed = 0
-    for lock in glob.glob('/dev/shm/fastrtps_*_el'):
-        try:
-            fd = os.open(lock, os.O_RDWR)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        try:
-            for path in (lock[:-3], lock):
-                if os.path.exists(path):
-                    os.unlink(path)
-                    removed += 1
-        finally:
-            os.close(fd)
-    return removed
+    """Remove the Fast DDS shared-memory files (``fastdds_*``, ``fastrtps_*``) of dead
+    processes, never those of live ones (rules in ``hil_core.shm_cleanup``); the number of
+    files removed."""
+    return len(shm_cleanup.clean_dead_shm().removed)
