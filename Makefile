@@ -9,14 +9,19 @@ export RMW_IMPLEMENTATION ?= rmw_fastrtps_cpp
 export MPLBACKEND ?= Agg
 PACKAGES := src/hil_core src/hil_nodes src/hil_sim
 
-.PHONY: venv demo test bench clean
-venv: $(VENV)/.installed
+.PHONY: venv tf2-msgs demo test bench clean
+venv: $(VENV)/.installed tf2-msgs
 
 $(VENV)/.installed: requirements.txt constraints.txt $(addsuffix /setup.py,$(PACKAGES))
 	@test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps $(addprefix -e ,$(PACKAGES))
 	@touch $@
+
+# tf2_msgs (TFMessage for /tf, /tf_static) has no wheel: built from its interface definition into
+# the venv, only when the venv lacks it (interfaces/tf2_msgs/build.sh; docs/lab.md, TF).
+tf2-msgs: $(VENV)/.installed
+	@$(PY) -c 'import tf2_msgs.msg' 2>/dev/null || bash interfaces/tf2_msgs/build.sh $(VENV)
 
 # The seed-000 transparency experiment (3 Hz model, four impulses, 30 s of sim time, lockstep)
 # on the whole Hexafloat graph, then its report: runs/demo/<bag>/report/report.html
