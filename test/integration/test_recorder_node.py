@@ -1,7 +1,11 @@
 """Recorder: raw subscriptions -> rosbag2 (mcap) readable by rosbags; counts match what was
-published; a bag stays valid after SIGINT, and after SIGKILL up to the last checkpoint."""
+published; a bag stays valid after SIGINT, and after SIGKILL up to the last checkpoint; the
+recorder accounts per topic for what it received and wrote and the largest receive gap, on
+/diagnostics and in accounting.yaml (issue 18)."""
 import os
 import signal
+
+import yaml
 
 from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
@@ -22,6 +26,18 @@ def _publish_joint_states(ros, pub, n=N):
         ros.spin_for(0.001)
 
 
+def _recorder_values(diags):
+    for d in reversed(diags):
+        for st in d.status:
+            if st.hardware_id == 'recorder' and any(kv.key == 'received' for kv in st.values):
+                return {kv.key: kv.value for kv in st.values}
+    return {}
+
+
+def _accounting(bag):
+    return yaml.safe_load((bag / 'accounting.yaml').read_text())
+
+
 def _recorder_messages(diags):
     for d in reversed(diags):
         for st in d.status:
@@ -40,17 +56,33 @@ def test_bag_counts_match_and_latched_topics_are_caught(ros, tmp_path):
     rec = ros.add_node(RecorderNode(context=ros.context, parameter_overrides=[
         Parameter('bag_path', value=str(bag)), Parameter('topics', value=['/joint_states', '/hil/mode']),
         Parameter('discovery_period', value=0.05)]))
+    diags = ros.collect(DiagnosticArray, '/diagnostics', 100)
     ros.bring_up('recorder')
     ros.spin_until(lambda: len(rec._subs) == 2, 10, 'recorder subscriptions')
     ros.spin_until(lambda: ros.node.count_subscribers('/joint_states') >= 1, 10, 'match')
     _publish_joint_states(ros, js_pub)
     ros.spin_until(lambda: rec.bag.counts().get('/joint_states', 0) == N, 10, 'all messages written')
+    ros.spin_until(lambda: _recorder_values(diags).get('messages') == str(N + 1), 10, 'status after the writes')
+    status = _recorder_values(diags)
+    assert status['received'] == str(N + 1) and status['not_written'] == '0'
+    assert status['/joint_states'].startswith(f'received {N} written {N} largest_gap_ms ')
+    assert (bag / 'accounting.yaml').exists()                     # checkpoints write it too
     assert ros.change_state('recorder', 'deactivate')
     assert ros.change_state('recorder', 'cleanup')
     counts = message_counts(bag)
     assert counts == {'/joint_states': N, '/hil/mode': 1}
     positions = [m.position[0] for t, _, m in read_messages(bag, ['/joint_states'])]
     assert positions == [i * 1e-3 for i in range(N)]
+    acc = _accounting(bag)
+    assert acc['final'] is True and acc['write_errors'] == 0
+    js = acc['topics']['/joint_states']
+    assert (js['received'], js['written']) == (N, N)
+    # receive times in the bag's clock: the largest gap is the largest step of the record stamps
+    stamps = [t for _, t, _ in read_messages(bag, ['/joint_states'])]
+    assert js['largest_gap_s'] == max(b - a for a, b in zip(stamps, stamps[1:])) * 1e-9
+    assert js['first_s'] == stamps[0] * 1e-9 and js['last_s'] == stamps[-1] * 1e-9
+    mode = acc['topics']['/hil/mode']
+    assert (mode['received'], mode['written'], mode['largest_gap_s']) == (1, 1, None)
 
 
 def test_refuses_existing_bag_path_and_missing_path(ros, tmp_path):
@@ -82,6 +114,8 @@ def test_bag_valid_after_sigint(ros, tmp_path):
     proc.proc.wait(20)
     assert message_counts(bag) == {'/joint_states': N}
     assert recover_bag(bag) is False   # closed properly: nothing to repair
+    acc = _accounting(bag)
+    assert acc['final'] is True and acc['topics']['/joint_states']['written'] == N
 
 
 def test_bag_of_killed_recorder_readable_up_to_last_checkpoint(ros, tmp_path):
@@ -89,3 +123,5 @@ def test_bag_of_killed_recorder_readable_up_to_last_checkpoint(ros, tmp_path):
     proc.kill()
     assert recover_bag(bag) is True
     assert message_counts(bag) == {'/joint_states': N}
+    acc = _accounting(bag)                     # from the last checkpoint
+    assert acc['final'] is False and acc['topics']['/joint_states']['written'] == N

@@ -60,6 +60,44 @@ class AccountRow:
         return out
 
 
+def topic_counts(data: dict | None) -> dict[str, TopicCount]:
+    """TopicCount per topic from the recorder's ``accounting.yaml`` (its ``topics`` mapping)."""
+    out = {}
+    for topic, d in ((data or {}).get('topics') or {}).items():
+        out[topic] = TopicCount(received=int(d.get('received', 0)), written=int(d.get('written', 0)),
+                                largest_gap_s=d.get('largest_gap_s'), first_s=d.get('first_s'),
+                                last_s=d.get('last_s'))
+    return out
+
+
+class Tally:
+    """Running count of one topic as messages arrive (the recorder's side of the accounting).
+    Times are the receive times in the bag's clock (integer ns)."""
+
+    __slots__ = ('received', 'written', 'first_ns', 'last_ns', 'largest_gap_ns')
+
+    def __init__(self):
+        self.received = 0
+        self.written = 0
+        self.first_ns: int | None = None
+        self.last_ns: int | None = None
+        self.largest_gap_ns = 0
+
+    def receive(self, now_ns: int) -> None:
+        self.received += 1
+        if self.last_ns is None:
+            self.first_ns = now_ns
+        elif now_ns - self.last_ns > self.largest_gap_ns:
+            self.largest_gap_ns = now_ns - self.last_ns
+        self.last_ns = now_ns
+
+    def count(self) -> TopicCount:
+        return TopicCount(received=self.received, written=self.written,
+                          largest_gap_s=self.largest_gap_ns * 1e-9 if self.received >= 2 else None,
+                          first_s=None if self.first_ns is None else self.first_ns * 1e-9,
+                          last_s=None if self.last_ns is None else self.last_ns * 1e-9)
+
+
 def largest_gap(times) -> float | None:
     """Largest interval between consecutive receive times (None with fewer than 2)."""
     t = np.sort(np.asarray(times, dtype=float).reshape(-1))

@@ -6,6 +6,17 @@ subscribed as soon as they appear in the graph, with the publisher's reliability
 latched topics (/hil/mode, /robot_description) are caught too. The bag is checkpointed every
 ``checkpoint_period`` wall seconds, closed on deactivate/shutdown/SIGINT; a bag left by a killed
 recorder is repaired with ``hil_nodes.bag.recover_bag`` (``hil report`` does it automatically).
+
+Accounting (issue 18): per topic, the messages received and written and the largest gap between
+receive times (in the bag's clock), counted while the recorder is active. They are published in
+its /diagnostics status and written to ``accounting.yaml`` in the bag directory at every
+checkpoint and at close (``final: true``); ``hil_core.accounting`` turns them, with the designed
+rates and the producers' counts, into the run's per-topic table.
+
+Cost (measured, /tmp bench of the writer on a lockstep Hexafloat bag, 184-byte messages): a
+serialized write is about 5 us of CPU, a checkpoint about 4-6 ms (libyaml metadata). Writes stay
+in the subscription callback: a writer thread would not run in parallel (the GIL) and would add
+a thread switch of up to the interpreter's 5 ms switch interval to the executor instead.
 """
 from __future__ import annotations
 
@@ -15,8 +26,9 @@ import pathlib
 from rclpy.clock import Clock, ClockType
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from hil_nodes.bag import CheckpointWriter
-from hil_nodes.base import ERROR, OK, REQUIRED, HilLifecycleNode, Param
+from hil_core.accounting import Tally
+from hil_nodes.bag import CheckpointWriter, write_accounting
+from hil_nodes.base import ERROR, OK, REQUIRED, WARN, HilLifecycleNode, Param
 from hil_nodes.runner import main_for
 
 
@@ -43,6 +55,8 @@ class RecorderNode(HilLifecycleNode):
         self.bag: CheckpointWriter | None = None
         self._subs = {}
         self._own_timers = []
+        self.tallies: dict[str, Tally] = {}
+        self.write_errors = 0
 
     def configure_node(self) -> None:
         path = pathlib.Path(self.p.bag_path).expanduser()
@@ -85,26 +99,65 @@ class RecorderNode(HilLifecycleNode):
                 self.status(ERROR, f'cannot record {topic} ({type_name}): {exc}')
                 self._subs[topic] = None
                 continue
+            self.tallies.setdefault(topic, Tally())
             self._subs[topic] = self.create_subscription(
                 cls, topic, lambda data, t=topic: self._write(t, data), self._qos_for(topic), raw=True)
 
     def _write(self, topic: str, data: bytes) -> None:
-        if self.active and self.bag is not None and not self.bag.closed:
-            self.bag.write(topic, self.get_clock().now().nanoseconds, data)
+        if not self.active or self.bag is None or self.bag.closed:
+            return
+        now = self.get_clock().now().nanoseconds
+        tally = self.tallies[topic]
+        tally.receive(now)
+        try:
+            self.bag.write(topic, now, data)
+        except (OSError, ValueError, KeyError) as exc:   # disk full, closed file: counted, not fatal
+            self.write_errors += 1
+            if self.write_errors == 1:
+                self.status(ERROR, f'cannot write {topic}: {exc}')
+            return
+        tally.written += 1
+
+    def accounting(self, final: bool = False) -> dict:
+        """The recorder's per-topic counts (the content of accounting.yaml)."""
+        topics = {}
+        for topic, tally in sorted(self.tallies.items()):
+            c = tally.count()
+            topics[topic] = {'received': c.received, 'written': c.written, 'largest_gap_s': c.largest_gap_s,
+                             'first_s': c.first_s, 'last_s': c.last_s}
+        clock = 'sim' if self.get_parameter('use_sim_time').value else 'system'
+        return {'final': bool(final), 'clock': clock, 'write_errors': self.write_errors, 'topics': topics}
+
+    def _write_accounting(self, final: bool = False) -> None:
+        try:
+            write_accounting(self.bag.path, self.accounting(final))
+        except OSError as exc:
+            self.status(ERROR, f'cannot write accounting.yaml: {exc}')
 
     def _checkpoint(self) -> None:
         if self.bag is not None and not self.bag.closed:
             self.bag.checkpoint()
-            counts = self.bag.counts()
-            self.status(OK, 'recording' if self.active else 'paused', bag=self.p.bag_path,
-                        messages=sum(counts.values()), topics=len(counts))
+            self._write_accounting()
+            received = sum(t.received for t in self.tallies.values())
+            written = sum(t.written for t in self.tallies.values())
+            per_topic = {topic: (f'received {t.received} written {t.written} largest_gap_ms '
+                                 f'{t.largest_gap_ns * 1e-6:.1f}') for topic, t in sorted(self.tallies.items())}
+            level = OK if received == written else WARN
+            self.status(level, ('recording' if self.active else 'paused') + ('' if level == OK else
+                        f': {received - written} received message(s) not written'),
+                        bag=self.p.bag_path, messages=written, received=received, not_written=received - written,
+                        topics=len(self.tallies), **per_topic)
 
     def deactivate_node(self) -> None:
         self._checkpoint()
 
-    def _close(self) -> None:
+    def _close_bag(self) -> None:
         if self.bag is not None and not self.bag.closed:
             self.bag.close()
+            self._write_accounting(final=True)
+
+    def _close(self) -> None:
+        self._close_bag()
         for sub in self._subs.values():
             if sub is not None:
                 self.destroy_subscription(sub)
@@ -120,8 +173,7 @@ class RecorderNode(HilLifecycleNode):
         self._close()
 
     def process_exit(self) -> None:
-        if self.bag is not None and not self.bag.closed:
-            self.bag.close()
+        self._close_bag()
 
 
 main = main_for(RecorderNode)
