@@ -66,12 +66,14 @@ class CommandWatchdog:
     def supervisor_beat(self, now: float) -> None:
         self.last_supervisor = float(now)
 
-    def check(self, now: float) -> str | None:
-        """The reason to brake if the watchdog trips *now* (reported once), else None."""
+    def check(self, now: float, commands: bool = True) -> str | None:
+        """The reason to brake if the watchdog trips *now* (reported once), else None.
+        ``commands=False``: judge the supervisor only (a lockstep drive judges a missing
+        command by its frame, and calls ``trip``)."""
         if self.braking or not math.isfinite(now):
             return None
         cfg = self.cfg
-        if self.last_command is not None and now - self.last_command > cfg.command_timeout:
+        if commands and self.last_command is not None and now - self.last_command > cfg.command_timeout:
             self.reason = (f'no valid command for {now - self.last_command:.3f} s '
                            f'(command_timeout {cfg.command_timeout:g} s)')
         elif (cfg.supervisor_timeout > 0 and self.last_supervisor is not None
@@ -83,14 +85,22 @@ class CommandWatchdog:
         self.trips += 1
         return self.reason
 
+    def trip(self, reason: str) -> str | None:
+        """Brake for a reason the caller found (None if braking already)."""
+        if self.braking:
+            return None
+        self.reason = reason
+        self.trips += 1
+        return reason
+
     def rearm(self) -> None:
         """Start over (a new activation): nothing is watched until the next command/heartbeat."""
         self.reason = ''
         self.last_command = self.last_supervisor = None
 
 
-def _decelerations(v0: np.ndarray, deceleration, synchronized: bool) -> tuple[np.ndarray, float]:
-    """Per-joint signed deceleration (opposing v0) and the stop time of the slowest joint."""
+def _decelerations(v0: np.ndarray, deceleration, synchronized: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per-joint signed deceleration (opposing v0) and per-joint stop time."""
     d = np.broadcast_to(np.asarray(deceleration, float), v0.shape)
     if np.any(~np.isfinite(d)) or np.any(d <= 0):
         raise ValueError('deceleration must be positive and finite')
@@ -100,14 +110,15 @@ def _decelerations(v0: np.ndarray, deceleration, synchronized: bool) -> tuple[np
     t_stop = float(times.max(initial=0.0))
     if synchronized and t_stop > 0.0:
         a = v0 / t_stop                       # |a_i| = |v_i| / T <= d_i
+        times = np.where(v0 != 0.0, t_stop, 0.0)
     else:
         a = np.sign(v0) * d
-    return a, t_stop
+    return a, times
 
 
 def stop_time(v0, deceleration, synchronized: bool = True) -> float:
     """Time (s) until every joint is at rest."""
-    return _decelerations(np.atleast_1d(np.asarray(v0, float)), deceleration, synchronized)[1]
+    return float(_decelerations(np.atleast_1d(np.asarray(v0, float)), deceleration, synchronized)[1].max(initial=0.0))
 
 
 def braking_profile(p0, v0, deceleration, t, synchronized: bool = True):
@@ -117,15 +128,16 @@ def braking_profile(p0, v0, deceleration, t, synchronized: bool = True):
     v0 = np.atleast_1d(np.asarray(v0, float))
     if p0.shape != v0.shape or not np.all(np.isfinite(p0)):
         raise ValueError('position and velocity need one finite value per joint')
-    a, _ = _decelerations(v0, deceleration, synchronized)
+    a, t_i = _decelerations(v0, deceleration, synchronized)   # each joint's deceleration and stop time
     t = np.asarray(t, float)[:, None]
     if np.any(t < 0) or not np.all(np.isfinite(t)):
         raise ValueError('times must be finite and >= 0')
-    with np.errstate(divide='ignore', invalid='ignore'):
-        t_i = np.where(a != 0.0, v0 / np.where(a != 0.0, a, 1.0), 0.0)   # each joint's stop time
     tc = np.minimum(t, t_i)
-    pos = p0 + v0 * tc - 0.5 * a * tc * tc
-    vel = v0 - a * tc
+    # v0 - a t reaches exactly 0 at t_i: written as a fraction of the time left, so that no
+    # rounding leaves a residual velocity (or reverses it) at the stop
+    remaining = np.where(t_i > 0, (t_i - tc) / np.where(t_i > 0, t_i, 1.0), 0.0)
+    vel = v0 * remaining
+    pos = p0 + 0.5 * (v0 + vel) * tc
     acc = np.where(t < t_i, -a, 0.0)
     return pos, vel, np.broadcast_to(acc, pos.shape).copy()
 
@@ -137,14 +149,9 @@ def braking_knots(p0, v0, deceleration, dt: float, synchronized: bool = True):
     if not (math.isfinite(dt) and dt > 0):
         raise ValueError(f'dt must be positive, got {dt}')
     v = np.atleast_1d(np.asarray(v0, float))
-    t_stop = stop_time(v, deceleration, synchronized)
-    if not synchronized and t_stop > 0:
-        # each joint stops at its own instant: add them all as knots
-        d = np.broadcast_to(np.asarray(deceleration, float), v.shape)
-        extra = (np.abs(v) / d)
-    else:
-        extra = np.array([t_stop])
-    times = np.union1d(np.arange(0.0, t_stop, dt), extra[extra > 0])
+    _, t_i = _decelerations(v, deceleration, synchronized)
+    t_stop = float(t_i.max(initial=0.0))
+    times = np.union1d(np.arange(0.0, t_stop, dt), t_i[t_i > 0])   # every joint's stop instant a knot
     if times.size == 0 or times[0] > 0:
         times = np.r_[0.0, times]
     pos, vel, _ = braking_profile(p0, v0, deceleration, times, synchronized)
