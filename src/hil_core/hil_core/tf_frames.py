@@ -1,0 +1,127 @@
+"""Frames for /tf and /tf_static, as plain data (docs/lab_ros2_control.md, TF).
+
+* :func:`urdf_joints` / :func:`moving_transforms` / :func:`fixed_transforms`: what
+  robot_state_publisher publishes for a URDF: parent -> child of every revolute, continuous
+  and prismatic joint from the joint positions (``origin * motion(axis, q)``), and of every
+  fixed joint once (static). Floating joints are skipped, as robot_state_publisher skips them
+  ("Floating joint. Not adding segment"): their pose is published by whoever knows it (the
+  forward kinematics of a parallel robot, the satellite's integrated pose).
+* :func:`hexapod_leg_frames`: the six Hexaslide legs (closed chain, no URDF joints): frame
+  ``leg_i`` at the slider's joint centre, z axis towards the platform joint.
+
+A transform is ``(parent, child, xyz (3,), quaternion xyzw (4,))``. No rclpy here.
+"""
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import numpy as np
+
+Transform = tuple  # (parent: str, child: str, xyz: np.ndarray, quat_xyzw: np.ndarray)
+
+
+@dataclass(frozen=True)
+class UrdfJoint:
+    name: str
+    type: str
+    parent: str
+    child: str
+    xyz: np.ndarray
+    rpy: np.ndarray
+    axis: np.ndarray
+
+
+def _vec(elem, attr: str, default: str) -> np.ndarray:
+    return np.array((elem.get(attr, default) if elem is not None else default).split(), dtype=float)
+
+
+def urdf_joints(urdf_text: str) -> list[UrdfJoint]:
+    robot = ET.fromstring(urdf_text)
+    out = []
+    for j in robot.findall('joint'):
+        origin, axis = j.find('origin'), j.find('axis')
+        out.append(UrdfJoint(j.get('name'), j.get('type'), j.find('parent').get('link'), j.find('child').get('link'),
+                             _vec(origin, 'xyz', '0 0 0'), _vec(origin, 'rpy', '0 0 0'), _vec(axis, 'xyz', '1 0 0')))
+    return out
+
+
+def quat_mul(a, b) -> np.ndarray:
+    """Hamilton product of xyzw quaternions."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array([aw * bx + ax * bw + ay * bz - az * by, aw * by - ax * bz + ay * bw + az * bx,
+                     aw * bz + ax * by - ay * bx + az * bw, aw * bw - ax * bx - ay * by - az * bz])
+
+
+def quat_rotate(q, v) -> np.ndarray:
+    qv = np.array([*v, 0.0])
+    conj = np.array([-q[0], -q[1], -q[2], q[3]])
+    return quat_mul(quat_mul(q, qv), conj)[:3]
+
+
+def rpy_to_quat(rpy) -> np.ndarray:
+    """URDF rpy (fixed-axis roll about x, then pitch about y, then yaw about z) as xyzw."""
+    r, p, y = (0.5 * float(a) for a in rpy)
+    qx = np.array([math.sin(r), 0.0, 0.0, math.cos(r)])
+    qy = np.array([0.0, math.sin(p), 0.0, math.cos(p)])
+    qz = np.array([0.0, 0.0, math.sin(y), math.cos(y)])
+    return quat_mul(qz, quat_mul(qy, qx))
+
+
+def axis_angle_quat(axis, angle: float) -> np.ndarray:
+    u = np.asarray(axis, dtype=float)
+    u = u / np.linalg.norm(u)
+    s = math.sin(0.5 * angle)
+    return np.array([u[0] * s, u[1] * s, u[2] * s, math.cos(0.5 * angle)])
+
+
+def joint_transform(j: UrdfJoint, q: float = 0.0) -> Transform:
+    """parent -> child of one joint at position q: the origin, then the joint's motion."""
+    q0 = rpy_to_quat(j.rpy)
+    if j.type in ('revolute', 'continuous'):
+        return j.parent, j.child, j.xyz.copy(), quat_mul(q0, axis_angle_quat(j.axis, q))
+    if j.type == 'prismatic':
+        u = j.axis / np.linalg.norm(j.axis)
+        return j.parent, j.child, j.xyz + quat_rotate(q0, u * q), q0
+    return j.parent, j.child, j.xyz.copy(), q0
+
+
+def moving_transforms(joints: list[UrdfJoint], positions: dict) -> list[Transform]:
+    """robot_state_publisher's /tf for the joints named in ``positions`` (name -> value)."""
+    return [joint_transform(j, float(positions[j.name])) for j in joints
+            if j.type in ('revolute', 'continuous', 'prismatic') and j.name in positions]
+
+
+def fixed_transforms(joints: list[UrdfJoint]) -> list[Transform]:
+    """robot_state_publisher's /tf_static: every fixed joint."""
+    return [joint_transform(j) for j in joints if j.type == 'fixed']
+
+
+def floating_joint(joints: list[UrdfJoint]) -> UrdfJoint | None:
+    """The (first) floating joint: its child's pose must come from elsewhere."""
+    return next((j for j in joints if j.type == 'floating'), None)
+
+
+def quat_from_z(direction) -> np.ndarray:
+    """Shortest rotation taking +z onto ``direction`` (xyzw)."""
+    d = np.asarray(direction, dtype=float)
+    d = d / np.linalg.norm(d)
+    axis = np.cross([0.0, 0.0, 1.0], d)
+    s, c = np.linalg.norm(axis), float(d[2])
+    if s < 1e-12:
+        return np.array([1.0, 0.0, 0.0, 0.0]) if c < 0 else np.array([0.0, 0.0, 0.0, 1.0])
+    return axis_angle_quat(axis, math.atan2(s, c))
+
+
+def hexapod_leg_frames(base: str, sliders: np.ndarray, joints: np.ndarray) -> list[Transform]:
+    """``leg_1..6``: origin at the slider's joint centre, z towards the platform joint (the
+    points of ``hil_core.hexaslide.chain_points``)."""
+    return [(base, f'leg_{i + 1}', np.asarray(s, float).copy(), quat_from_z(np.asarray(p) - np.asarray(s)))
+            for i, (s, p) in enumerate(zip(sliders, joints))]
+
+
+def compose(a: Transform, b: Transform) -> Transform:
+    """a (p -> m) then b (m -> c) = p -> c."""
+    return a[0], b[1], a[2] + quat_rotate(a[3], b[2]), quat_mul(a[3], b[3])
