@@ -9,6 +9,8 @@ CLOCK = '/clock'                                   # rosgraph_msgs/Clock, owned 
 ROBOT_DESCRIPTION = '/robot_description'           # std_msgs/String, transient local
 DIAGNOSTICS = '/diagnostics'                       # diagnostic_msgs/DiagnosticArray, every node's status
 JOINT_STATES = '/joint_states'                     # sensor_msgs/JointState, from the (mock) hardware
+TF = '/tf'                                         # tf2_msgs/TFMessage: platform pose (FK), joint and leg frames
+TF_STATIC = '/tf_static'                           # tf2_msgs/TFMessage, transient local: F/T sensor, fixed joints, mounts
 
 # --- supervisor / HIL modes ------------------------------------------------------------
 HIL_MODE = '/hil/mode'                             # std_msgs/String, latched (transient local): current HIL mode
