@@ -126,3 +126,21 @@ def joint_trajectory(names, stamp_ns: int, times, positions, velocities=None):
         pt.time_from_start = sec_to_duration(float(t))
         msg.points.append(pt)
     return msg
+
+
+def transform_stamped(stamp, parent: str, child: str, xyz, quat_xyzw):
+    """geometry_msgs/TransformStamped of a hil_core.tf_frames transform."""
+    from geometry_msgs.msg import TransformStamped
+    t = TransformStamped()
+    t.header.stamp = stamp
+    t.header.frame_id, t.child_frame_id = parent, child
+    tr, r = t.transform.translation, t.transform.rotation
+    tr.x, tr.y, tr.z = (float(v) for v in xyz)
+    r.x, r.y, r.z, r.w = (float(v) for v in quat_xyzw)
+    return t
+
+
+def tf_message(stamp, transforms):
+    """tf2_msgs/TFMessage of (parent, child, xyz, quat_xyzw) tuples, all stamped ``stamp``."""
+    from tf2_msgs.msg import TFMessage
+    return TFMessage(transforms=[transform_stamped(stamp, *t) for t in transforms])

@@ -20,6 +20,7 @@
   frame lost), best effort in real time (matches any publisher). A late lockstep subscriber
   still gets t_0 because the mock re-publishes t_0 until its first command.
   ``joint_state_broadcaster()`` is that publisher's QoS as measured on a lab (reliable, volatile).
+* ``tf()`` / ``tf_static()``: tf2_ros's broadcaster QoS, so rviz and tf2 listeners match.
 """
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
@@ -67,3 +68,15 @@ def joint_state_broadcaster(depth: int = 10) -> QoSProfile:
     """The publisher QoS of ros2_controllers' joint_state_broadcaster on a lab machine (tests)."""
     return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
                       reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+
+def tf() -> QoSProfile:
+    """/tf publisher: tf2_ros DynamicBroadcasterQoS (reliable, volatile, keep last 100)."""
+    return QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST,
+                      reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+
+def tf_static() -> QoSProfile:
+    """/tf_static publisher: tf2_ros StaticBroadcasterQoS (reliable, transient local, keep last 1):
+    every static transform of a node goes out in one message."""
+    return latched(1)
