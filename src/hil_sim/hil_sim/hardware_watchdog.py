@@ -23,7 +23,9 @@ from hil_nodes import qos, topics
 from hil_nodes.base import Param
 
 PARAMS = (
-    Param('watchdog', bool, True, 'brake on the drives\' own when commands stop or the supervisor dies'),
+    # off by default: with it, a lockstep frame whose command is late brakes to rest for good instead
+    # of holding and going on (a stalled producer stops the run); systems switch it on in their params
+    Param('watchdog', bool, False, 'brake on the drives\' own when commands stop or the supervisor dies'),
     Param('command_timeout', float, 0.1, 'real time: brake after this long without a valid command (wall s; '
           'lockstep: the frame\'s lockstep_timeout)', range=(1e-3, 60.0)),
     Param('supervisor_timeout', float, 3.0, 'brake after this long without a supervisor heartbeat (wall s; '

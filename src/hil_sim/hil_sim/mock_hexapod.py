@@ -37,6 +37,7 @@ from hil_nodes import qos, topics
 from hil_nodes.base import ERROR, WARN, HilLifecycleNode, Param
 from hil_nodes.convert import duration_to_sec, ns_to_stamp, stamp_to_ns
 from hil_nodes.runner import main_for
+from hil_sim.hardware_watchdog import PARAMS as WATCHDOG_PARAMS, HardwareWatchdog
 from hil_sim.lockstep_status import lockstep_status
 
 JOINTS = [f'slider_{i}' for i in range(1, 7)]
@@ -81,6 +82,7 @@ class MockHexapodNode(HilLifecycleNode):
         Param('start_time', float, 0.0, 'sim time t_0 of the first frame (s)', range=(0.0, 1e6)),
         Param('status_period', float, 0.5, 'wall s between diagnostics with the frame counters',
               range=(0.01, 60.0)),
+        *WATCHDOG_PARAMS,
     )
 
     def __init__(self, node_name: str = 'mock_hexapod', **kwargs):
@@ -139,6 +141,7 @@ class MockHexapodNode(HilLifecycleNode):
         self._sub = self.create_subscription(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
                                              self._on_command, qos.command(depth=50 if p.lockstep else 10, lockstep=p.lockstep))
         self._cycle = self.cycle_monitor('frame', p.frame_period)
+        self._watchdog = HardwareWatchdog(self, len(p.joint_names))
         self._js = JointState()
         self._js.name = list(p.joint_names)
 
@@ -165,6 +168,7 @@ class MockHexapodNode(HilLifecycleNode):
         return self.p.lockstep or self.p.time_scale != 1.0
 
     def activate_node(self) -> None:
+        self._watchdog.rearm()
         if not self.sim_clock:
             # frames on the wall-time grid, from the current one on
             self.start_ns = self.get_clock().now().nanoseconds // self.frame_ns * self.frame_ns
@@ -200,6 +204,7 @@ class MockHexapodNode(HilLifecycleNode):
         self._publish_status()
 
     def cleanup_node(self) -> None:
+        self._watchdog.destroy()
         if self._sub is not None:
             self.destroy_subscription(self._sub)
             self._sub = None
@@ -220,7 +225,7 @@ class MockHexapodNode(HilLifecycleNode):
 
     # --- commands ------------------------------------------------------------------------------
     def _on_command(self, msg: JointTrajectory) -> None:
-        if not self.active:
+        if not self.active or self._watchdog.braking:    # after a watchdog trip: braked until re-activated
             return
         p = self.p
         times = [duration_to_sec(pt.time_from_start) for pt in msg.points]
@@ -237,6 +242,7 @@ class MockHexapodNode(HilLifecycleNode):
         else:
             pos, vel = order_joint_trajectory(msg.joint_names, p.joint_names, positions, velocities)
             entry = (np.asarray(times), pos, vel)
+            self._watchdog.command_ok()
         if not p.lockstep:
             # applied in the frame of arrival (after the frames still due before it)
             arrival = (self.t_ns if self.sim_clock else
@@ -349,13 +355,20 @@ class MockHexapodNode(HilLifecycleNode):
             if now - self._frame_wall >= REPUBLISH_PERIOD:
                 self._publish_frame()
             return
+        self._watchdog_brake(self._watchdog.check(commands_watched=False))
+        if self._watchdog.braking:             # braking on its own: no command is waited for
+            self._step()
+            return
         self._try_advance()
         if self.t_ns in self._pending:         # waiting for pacing only
             return
         if now - self._frame_wall > self.p.lockstep_timeout:
             self.late_commands += 1
             self._late_since_status += 1
-            self._hold()
+            if not self._watchdog_brake(self._watchdog.trip(
+                    f'no command for frame {self._rel(self.t_ns):.4f} s within lockstep_timeout '
+                    f'({self.p.lockstep_timeout:g} s)')):
+                self._hold()
             self._step()
 
     def _realtime_tick(self) -> None:
@@ -364,6 +377,7 @@ class MockHexapodNode(HilLifecycleNode):
         frames are counted as overruns) rather than burst out."""
         if not self.active:
             return
+        self._watchdog_brake(self._watchdog.check(commands_watched=self.started))
         if self.sim_clock:
             return self._scaled_tick()
         due = (self.get_clock().now().nanoseconds - self.t_ns) // self.frame_ns
@@ -394,17 +408,37 @@ class MockHexapodNode(HilLifecycleNode):
             self._apply_queued()
             self._step()
 
+    def _watchdog_brake(self, reason: str | None) -> bool:
+        """Hardware-side watchdog tripped (hil_sim.hardware_watchdog): brake from the current
+        setpoint to rest at brake_deceleration instead of holding; commands are ignored until
+        the next activation. False when there is nothing to do."""
+        if not reason:
+            return False
+        now = self._rel(self.t_ns)
+        sp_p, sp_v = sample_knots(*self._knots, np.array([now]))
+        self._knots = self._watchdog.brake_knots(now, sp_p[0], sp_v[0], self.p.servo_period)
+        self._pending.clear()
+        self._queued.clear()
+        self._watchdog.report(ns_to_stamp(self.t_ns), reason)
+        self.status(ERROR, f'watchdog: braking to rest: {reason}', **self._counters())
+        return True
+
     # --- diagnostics ---------------------------------------------------------------------------
     def _counters(self) -> dict:
+        wd = getattr(self, '_watchdog', None)
         return dict(frames=self.frames, late_commands=self.late_commands,
                     rejected_commands=self.rejected_commands, stale_commands=self.stale_commands,
-                    realtime_overruns=self.overruns, sim_time=self._rel(self.t_ns) + self.p.start_time)
+                    realtime_overruns=self.overruns, sim_time=self._rel(self.t_ns) + self.p.start_time,
+                    watchdog_trips=wd.core.trips if wd else 0, watchdog_reason=wd.core.reason if wd else '')
 
     def _publish_status(self) -> None:
         if self.servo is None:
             return
         level, msg = lockstep_status(None, self._late_since_status, 'held the last setpoint', self.p.lockstep,
                                      self.started, self.active)
+        if self._watchdog.braking:
+            level, msg = ERROR, f'watchdog: braked to rest: {self._watchdog.core.reason}'
+
         self._late_since_status = 0
         self.status(level, msg, **self._counters())
 
