@@ -125,7 +125,11 @@ class PlannerNode(HilLifecycleNode):
             self._wait_timer = self.create_timer(0.05, self._check_wait)
         else:
             self._io.append(self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched(20)))
-            self._wait_timer = self.create_timer(self.p.period, self._fallback_tick)
+            # a slow watch while references flow; the frame-rate timer exists only while they do not
+            # (a 400 Hz timer costs ~0.06 CPU-s per s here even when it has nothing to do)
+            self._wait_timer = self.create_timer(self.p.realtime_fallback_frames * self.p.period / 2.0,
+                                                 self._watch_references)
+            self._fallback_timer = None
         self.mode = HilMode.IDLE
         self.last_key = None
         self._last_ref_wall = -float('inf')
@@ -155,6 +159,7 @@ class PlannerNode(HilLifecycleNode):
             self.destroy_subscription(sub)
         self._io = []
         self.destroy_timer(self._wait_timer)
+        self._stop_fallback()
         self.planner = None
 
     # --- inputs ----------------------------------------------------------------------------
@@ -215,12 +220,24 @@ class PlannerNode(HilLifecycleNode):
             self.counters['bad_frames'] += 1
             self.status(WARN, f'unknown mode {msg.data!r} ignored', **self.counters)
 
+    def _references_flow(self) -> bool:
+        # judged by arrival (wall), not by stamps: references arrive some time after their stamp
+        return time.monotonic() - self._last_ref_wall < self.p.realtime_fallback_frames * self.p.period
+
+    def _watch_references(self) -> None:
+        if self.active and self._fallback_timer is None and not self._references_flow():
+            self._fallback_timer = self.create_timer(self.p.period, self._fallback_tick)
+            self._fallback_tick()
+
+    def _stop_fallback(self) -> None:
+        if getattr(self, '_fallback_timer', None) is not None:
+            self.destroy_timer(self._fallback_timer)
+            self._fallback_timer = None
+
     def _fallback_tick(self) -> None:
         """Real time: step without a reference when none has come for a while (brake, hold)."""
-        if not self.active:
-            return
-        # judged by arrival (wall), not by stamps: references arrive some time after their stamp
-        if time.monotonic() - self._last_ref_wall < self.p.realtime_fallback_frames * self.p.period:
+        if not self.active or self._references_flow():
+            self._stop_fallback()
             return
         now = self.get_clock().now().nanoseconds // self._period_ns * self._period_ns
         if self.last_key is None or now > self.last_key:
