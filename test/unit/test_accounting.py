@@ -71,3 +71,39 @@ def test_producer_reported_skips_and_topics_without_rate():
     assert mode.expected is None and mode.flags == () and mode.recorded == 3
     assert [r.topic for r in rows] == ['/c', '/hil/mode']
     assert mode.as_dict()['flags'] == []
+
+
+def test_tally_counts_receive_gaps_in_the_bag_clock():
+    from hil_core.accounting import Tally
+    tally = Tally()
+    for ns in (0, 2_500_000, 5_000_000, 20_000_000, 22_500_000):
+        tally.receive(ns)
+    tally.written = 4
+    c = tally.count()
+    assert (c.received, c.written) == (5, 4)
+    assert c.largest_gap_s == pytest.approx(0.015) and c.first_s == 0.0 and c.last_s == pytest.approx(0.0225)
+    one = Tally()
+    one.receive(7)
+    assert one.count().largest_gap_s is None
+
+
+def test_from_the_recorder_file_and_the_run_parameters_to_the_table():
+    """The path `hil run` takes: accounting.yaml + designed rates + producers' counts -> rows."""
+    from hil_core.accounting import topic_counts
+    from hil_nodes.report.chain import expected_rates
+    recorder_file = {'final': True, 'clock': 'sim', 'write_errors': 0, 'topics': {
+        '/joint_states': {'received': 6001, 'written': 6001, 'largest_gap_s': 0.0025, 'first_s': 0.0, 'last_s': 15.0},
+        '/ft_sensor/wrench': {'received': 1560, 'written': 1560, 'largest_gap_s': 0.02, 'first_s': 0.0, 'last_s': 15.0},
+        '/hil/mode': {'received': 5, 'written': 5, 'largest_gap_s': 7.5, 'first_s': 0.0, 'last_s': 15.0}}}
+    parameters = {'ft_sensor': {'publish_rate': 400.0}, 'mock_hexapod': {'frame_period': 0.0025},
+                  'timebase': {'move_time': 0.0025}, 'admittance': {'period': 0.0025}, 'planner': {}}
+    rates = expected_rates(parameters)
+    assert rates['/ft_sensor/wrench'] == 400.0 and rates['/joint_states'] == 400.0
+    assert rates['/hexapod_controller/joint_trajectory'] == 400.0 and rates['/planner/safe_reference'] == 400.0
+    assert '/hil/mode' not in rates
+    rows = account(topic_counts(recorder_file), DURATION, rates, published={'/ft_sensor/wrench': 1560})
+    by = {r.topic: r for r in rows}
+    assert by['/joint_states'].flags == ()
+    assert by['/ft_sensor/wrench'].flags == ('skipped', 'gap') and by['/ft_sensor/wrench'].skipped == EXPECTED - 1560
+    assert by['/hil/mode'].flags == ()
+    assert not clean(rows) and len(summary_lines(rows)) == 3

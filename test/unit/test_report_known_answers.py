@@ -7,7 +7,7 @@ import types
 
 import numpy as np
 import pytest
-from report_bags import T, write_bag
+from report_bags import write_bag
 from scipy.signal import sosfreqz
 
 from hil_nodes.cli import report_cmd

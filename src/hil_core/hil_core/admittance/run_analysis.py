@@ -5,7 +5,8 @@ the raw field signal), the model the run used, and the achieved TCP motion (forw
 of the measured joints), compute for one DOF:
 
 * the ideal motion (``ideal_response``: exact discretisation at the force's own sample times),
-  sampled at the achieved motion's stamps. The ideal pose of input sample k is placed at that
+  and the achieved motion, on a uniform grid at the achieved motion's period (the lockstep
+  stamps themselves). The ideal pose of input sample k is placed at that
   sample's stamp t_k, the stamp the ``admittance`` node gives it: then the fitted delay is the
   delay the HIL chain adds after the model (F/T filter + reference buffer + servo), the figure
   seed 000 designs (10 ms buffer + ~6 ms filter);
@@ -35,7 +36,7 @@ from hil_core.admittance.frf import FrequencyResponse, Transparency, find_impuls
 from hil_core.admittance.ideal_response import ideal_response
 from hil_core.transparency.pairs import PairResult, compare
 from hil_core.transparency.series import (Gaps, complete_segments, find_gaps, nominal_period, resample,
-                                          uniform_grid, usable)
+                                          uniform_grid, unique_stamps, usable)
 from hil_core.transparency.stages import BANDS_HZ, SEED_SEGMENT_SECONDS, displacement, settle_time
 
 
@@ -114,6 +115,8 @@ def analyse_run(model, force_times, wrenches, pose_times, poses, axis: int = 0,
         raise ValueError(f'poses must be (M, 7) matching pose_times, got {p.shape}')
     if tp.size < 3 or tf.size < 3:
         raise ValueError('too few samples')
+    tf, w = unique_stamps(tf, w)
+    tp, p = unique_stamps(tp, p)
     T = nominal_period(tp, pose_period)
     grid = uniform_grid(tp[0], tp[-1], T)
     fs = 1.0 / T

@@ -38,6 +38,17 @@ class Gaps:
         return int(np.sum(np.maximum(np.round(widths / self.nominal_period) - 1, 0)))
 
 
+def unique_stamps(times, values) -> tuple[np.ndarray, np.ndarray]:
+    """Samples sorted by stamp, one per stamp (the last one received: a re-publication of a
+    stamp, as the mock hardware does while it waits for its first command, is not a new sample)."""
+    t = np.asarray(times, dtype=float).reshape(-1)
+    v = np.asarray(values, dtype=float)
+    order = np.argsort(t, kind='stable')
+    t, v = t[order], v[order]
+    last = np.r_[t[1:] != t[:-1], True]
+    return t[last], v[last]
+
+
 def nominal_period(times, given: float | None = None) -> float:
     """The designed sample period if known, else the median stamp interval."""
     if given is not None and given > 0:

@@ -27,7 +27,7 @@ from hil_core.admittance.ideal_response import ideal_response
 from hil_core.transparency.design import CONTRIBUTION, FORCE, KINDS, LABELS, STAGE_KEYS, ChainDesign
 from hil_core.transparency.pairs import PairResult, amplitude_ratio, compare
 from hil_core.transparency.series import (Gaps, find_gaps, nominal_period, resample, uniform_grid,
-                                          usable)
+                                          unique_stamps, usable)
 from hil_core.transparency.validity import (AMPLITUDE_TOLERANCE, DELAY_TOLERANCE_S, GAIN_TOLERANCE_DB,
                                             VERDICT_BAND_HZ, Figure)
 
@@ -144,8 +144,7 @@ def settle_time(model) -> float:
 
 
 def _signal(model, s: StageInput, grid, start, end, axis, settle) -> StageSignal | None:
-    t = np.asarray(s.times, float)
-    v = np.asarray(s.values, float)
+    t, v = unique_stamps(s.times, s.values)
     sel = (t >= start - 1e-9) & (t <= end + 1e-9) & np.all(np.isfinite(v), axis=1)
     t, v = t[sel], v[sel]
     if t.size < 3:

@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
-import numpy as np
-
 from hil_core import accounting
 from hil_core.admittance.run_analysis import NotMeasurable, RunTransparency, analyse_run
 from hil_core.transparency.design import LABELS, ChainDesign, design_from_parameters
 from hil_core.transparency.stages import ChainResult, analyse_chain
+from hil_core.transparency.validity import VERDICT_BAND_HZ
 from hil_core.transparency.verdict import Verdict, decide
 from hil_nodes import topics
 from hil_nodes.report.chain import STAGE_TOPICS, expected_rates, stage_inputs
@@ -157,7 +156,7 @@ def stage_rows(chain: ChainResult) -> list[dict]:
     rows = []
     for kind, items in (('stage', chain.transitions), ('cumulative', chain.cumulative)):
         for t in items:
-            wide, band = t.result.widest, t.result.band(7.0)
+            wide, band = t.result.widest, t.result.band(VERDICT_BAND_HZ)
             rows.append({'kind': kind, 'from': LABELS[t.src], 'to': LABELS[t.dst], 'what': t.what,
                          'designed_delay_ms': t.designed_delay_s * 1e3,
                          'delay_ms': wide.delay.value * 1e3 if wide and wide.delay.valid else None,
@@ -186,7 +185,3 @@ def to_json(a: Analysis) -> dict:
                          'completeness': [s.completeness() for s in a.chain.stages],
                          'segments': int(a.chain.starts.size), 'impulsive': bool(a.chain.impulsive)}
     return out
-
-
-def finite(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
