@@ -17,6 +17,11 @@ iiwa the flange pose comes from pinocchio (``hil_core.iiwa``).
 * ``/kinematics/markers`` (MarkerArray, at most ``marker_rate`` Hz of joint-sample time): the
   six legs, sliders, platform joints and platform of the Hexaslide (the closed chain cannot go
   through robot_state_publisher). ``/robot_description`` (latched String): ``urdf_file``.
+* ``/tf``: ``frame_id`` -> the child of the URDF's floating joint (Hexaslide ``tcp``, hybrid5
+  ``hybrid5_platform``) = the FK pose, with every joint sample, stamped with it; the URDF joint
+  frames (``tf_joint_frames``; off where robot_state_publisher runs) and the six Hexaslide
+  ``leg_i`` frames at ``tf_frames_rate``. ``/tf_static``: ``tcp -> ft_sensor_frame`` and the
+  URDF's fixed joints (hil_nodes.tf_publisher).
 """
 from __future__ import annotations
 
@@ -36,6 +41,7 @@ from hil_core.data_paths import data_root
 from hil_nodes import convert, qos, topics
 from hil_nodes.base import ERROR, OK, STALE, WARN, HilLifecycleNode, Param
 from hil_nodes.runner import main_for
+from hil_nodes.tf_publisher import RobotTf
 
 ROBOTS = ('hexaslide_scaled', 'hexaslide_full', 'iiwa14', 'hybrid5')
 DEFAULT_URDF = {'hexaslide_scaled': 'urdf/hexafloat_scaled.urdf', 'hexaslide_full': 'urdf/hexafloat_full.urdf',
@@ -145,6 +151,11 @@ class KinematicsNode(HilLifecycleNode):
               'diagnostic (no pose is published without joint states)', range=(0.01, 600.0)),
         Param('marker_rate', float, 30.0, 'MarkerArray rate limit in joint-sample time (Hz, 0 = off)',
               range=(0.0, 1000.0)),
+        Param('tf_frames_rate', float, 50.0, 'rate of the joint and leg frames on /tf in joint-sample time '
+              '(Hz, 0 = off); the platform frame goes with every joint sample', range=(0.0, 1000.0)),
+        Param('tf_joint_frames', bool, True, 'publish the URDF joint frames as robot_state_publisher would '
+              '(false where one runs)'),
+        Param('ft_sensor_frame', str, 'ft_sensor', "F/T sensor frame at the Hexaslide TCP on /tf_static ('' = none)"),
     )
 
     def __init__(self, node_name: str = 'kinematics', **kwargs):
@@ -195,6 +206,8 @@ class KinematicsNode(HilLifecycleNode):
         self.pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, stream)
         self._cycle = self.cycle_monitor('fk', 0.0025)
         self.marker_pub = self.create_lifecycle_publisher(MarkerArray, topics.KINEMATICS_MARKERS, 10)
+        self._tf = RobotTf(self, self._built[2], self.robot.joint_names, self.frame, self.robot.geom,
+                           self.p.tf_frames_rate, self.p.tf_joint_frames, self.p.ft_sensor_frame)
         self.fk_resp = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_FK_RESPONSE, qos.command())
         self.ik_resp = self.create_lifecycle_publisher(JointState, topics.KINEMATICS_IK_RESPONSE, qos.command())
         # wall (steady) clock: in lockstep a dead clock owner also stops the node clock
@@ -241,6 +254,9 @@ class KinematicsNode(HilLifecycleNode):
         if self._desc_pub is not None:
             self.destroy_publisher(self._desc_pub)
             self._desc_pub = None
+        if getattr(self, '_tf', None) is not None:
+            self._tf.destroy()
+            self._tf = None
         self.robot = None
 
     # --- diagnostics ---------------------------------------------------------------------------------
@@ -295,6 +311,7 @@ class KinematicsNode(HilLifecycleNode):
         self.pose_pub.publish(out)
         self.counters['published'] += 1
         self.count_published(topics.KINEMATICS_TCP_POSE)
+        self._tf.on_sample(msg.header.stamp, stamp, pose, q)
         rate = self.p.marker_rate
         if rate > 0 and self.robot.geom is not None and stamp * 1e-9 - self._last_marker >= 1.0 / rate:
             self._last_marker = stamp * 1e-9
