@@ -38,6 +38,7 @@ from hil_nodes.supervisor_params import PARAMS, health_config, load_parameters
 __all__ = ['PARAMS', 'SupervisorNode', 'main']
 
 EXIT_GRACE = 1.0     # wall s after a reported process exit during which its heartbeats are stale
+FRAME_WATCH_PERIOD = 0.02   # s: real-time frame tick while nobody reads /hil/frame
 _STOPPABLE = frozenset({HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RUNNING})
 RESTARTED = 'unknown (heartbeat back after death)'   # state label of a node that came back
 
@@ -94,7 +95,10 @@ class SupervisorNode(Node):
         if self.p.lockstep:
             self.create_subscription(ClockMsg, topics.CLOCK, self._on_clock, qos.stream(reliable=True))
         else:
-            self.create_timer(self.p.frame_period, self._on_frame_timer, clock=self._steady)
+            # real time: frames at the frame rate only while someone reads /hil/frame (Hexafloat's
+            # planner does not); otherwise a slow tick keeps the run time and the duration check
+            self._frame_timer = self.create_timer(FRAME_WATCH_PERIOD, self._on_frame_timer, clock=self._steady)
+            self._fast_frames = False
         self.create_timer(self.p.liveness_period, self._check_liveness, clock=self._steady)
         self.create_timer(self.p.diagnostics_period, self._publish_status, clock=self._steady)
         self.driver = LifecycleDriver(self, self.managed, self.p.service_timeout, self.p.transition_timeout,
@@ -313,6 +317,12 @@ class SupervisorNode(Node):
             self._frame(msg.clock, t_ns)
 
     def _on_frame_timer(self) -> None:
+        readers = self._frame_pub.get_subscription_count() > 0
+        if readers != self._fast_frames:
+            self._fast_frames = readers
+            self.destroy_timer(self._frame_timer)
+            self._frame_timer = self.create_timer(self.p.frame_period if readers else FRAME_WATCH_PERIOD,
+                                                  self._on_frame_timer, clock=self._steady)
         if self.gate_open:
             now = self.get_clock().now()
             self._frame(now.to_msg(), now.nanoseconds)
@@ -329,9 +339,7 @@ class SupervisorNode(Node):
                 self._apply(Request.STOP)
             else:
                 self.get_logger().info(f'run_duration reached in mode {self.machine.mode.value}: nothing to stop')
-        # real time: a 400 Hz frame stream nobody reads (Hexafloat's planner follows its
-        # references and /hil/mode) is not published
-        if self.p.lockstep or self._frame_pub.get_subscription_count() > 0:
+        if self.p.lockstep or self._fast_frames:
             self._frame_pub.publish(Header(stamp=stamp, frame_id=self.machine.mode.value))
         self.frames += 1
 
