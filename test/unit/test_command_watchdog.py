@@ -133,3 +133,12 @@ def test_supervisor_only_check_and_a_trip_found_by_the_caller():
     assert w.check(5.0, commands=False) is None            # commands judged by the caller (lockstep)
     assert w.trip('no command for frame 0.0125 s within lockstep_timeout') and w.braking
     assert w.trip('again') is None and w.trips == 1
+
+
+@pytest.mark.parametrize('v0, d', [(0.1, 4.0), (0.05, 2.0), (0.3, 6.0), (0.000625 * 7, 1.0)])
+def test_a_stop_on_the_knot_grid_gives_no_double_knot(v0, d):
+    """0.1 m/s at 4 m/s^2 stops at 25 ms, on the 0.625 ms grid up to rounding: one knot there."""
+    times, pos, vel = braking_knots([0.0] * 6, [v0] * 6, [d] * 6, 0.000625)
+    assert np.min(np.diff(times)) > 0.5 * 0.000625
+    t = np.linspace(0.0, times[-1], 101)
+    assert np.allclose(_hermite(times, pos, vel, t), braking_profile([0.0] * 6, [v0] * 6, d, t)[0], atol=1e-12)

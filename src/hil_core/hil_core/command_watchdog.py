@@ -151,7 +151,11 @@ def braking_knots(p0, v0, deceleration, dt: float, synchronized: bool = True):
     v = np.atleast_1d(np.asarray(v0, float))
     _, t_i = _decelerations(v, deceleration, synchronized)
     t_stop = float(t_i.max(initial=0.0))
-    times = np.union1d(np.arange(0.0, t_stop, dt), t_i[t_i > 0])   # every joint's stop instant a knot
+    stops = np.unique(t_i[t_i > 0])                                   # every joint's stop instant a knot
+    grid = np.arange(0.0, t_stop, dt)
+    if stops.size:                     # a grid point a rounding error away from a stop is that stop
+        grid = grid[np.min(np.abs(grid[:, None] - stops[None, :]), axis=1) > 1e-9 * dt]
+    times = np.union1d(grid, stops)
     if times.size == 0 or times[0] > 0:
         times = np.r_[0.0, times]
     pos, vel, _ = braking_profile(p0, v0, deceleration, times, synchronized)
