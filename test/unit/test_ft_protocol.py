@@ -56,11 +56,13 @@ def test_sequence_gaps_reorder_duplicates_and_wrap():
 
 
 def test_counter_restart_resynchronises():
+    """A new numbering is confirmed by three records in a row (one alone is a stray)."""
     tr = rdt.SequenceTracker(window=100)
     for s in range(5000, 5010):
         tr.update(s)
-    assert tr.update(0) and tr.resyncs == 1 and tr.lost == 0
-    assert tr.update(1) and tr.lost == 0
+    assert [tr.update(s) for s in (0, 1, 2)] == [False, False, True]
+    assert tr.resyncs == 1 and tr.lost == 0 and tr.strays == 0
+    assert tr.update(3) and tr.lost == 0
 
 
 def test_random_drops_and_swaps_counted_exactly():

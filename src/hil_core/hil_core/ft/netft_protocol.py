@@ -8,9 +8,15 @@ Response ("RDT record"), 36 bytes: ``uint32 rdt_sequence | uint32 ft_sequence | 
 int32 Fx Fy Fz Tx Ty Tz`` with forces and torques in counts (``counts_per_force`` /
 ``counts_per_torque`` from the sensor's calibration, 1e6 by default on a Net F/T).
 
-``rdt_sequence`` counts the UDP records the box sent (it wraps at 2**32); ``ft_sequence``
-counts internal samples. Loss and reordering on the wire are told from ``rdt_sequence`` only,
-by :class:`SequenceTracker`.
+``rdt_sequence`` is the position of a record in one output stream (from 1 with every request,
+wrapping at 2**32); ``ft_sequence`` counts internal samples from power-up (ATI manual 10.1).
+Loss, reordering, strays and resets are told from ``rdt_sequence`` by
+:class:`hil_core.ft.netft_sequence.SequenceTracker` (re-exported here).
+
+Counts are signed int32. Two raw patterns are refused before any scaling
+(:func:`implausible_counts`): a value on an int32 rail (what a saturated or clipped value
+becomes, whatever the calibration makes of it in newtons) and all six axes at 0xFFFFFFFF
+(-1 count, about 0 N: the word of a failed read, which would pass every force threshold).
 """
 from __future__ import annotations
 
@@ -18,6 +24,8 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
+
+from hil_core.ft.netft_sequence import SequenceTracker  # noqa: F401  (re-export)
 
 RDT_PORT = 49152
 HEADER = 0x1234
@@ -88,67 +96,8 @@ def parse_records(datagrams: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.nd
             buf['counts'].astype(np.int64))
 
 
-class SequenceTracker:
-    """Count lost, out-of-order and duplicate RDT records from ``rdt_sequence`` (mod 2**32).
-
-    The forward distance ``d = (seq - last) mod 2**32`` read as a signed 32-bit number tells:
-    ``d == 1`` in order; ``d > 1`` a gap of ``d - 1`` lost records (remembered, up to
-    ``window`` of them); ``d <= 0`` a late record: if it was one we counted as lost it is
-    *recovered* (lost -1, out_of_order +1), otherwise a duplicate. A jump back by more than
-    ``window`` means the box restarted its counter: resynchronise (``resyncs`` +1).
-    Late records are reported as not ``accept``-able: their sample is older than one already
-    processed and must not be fed to a causal filter.
-    """
-
-    def __init__(self, window: int = 4096):
-        self.window = int(window)
-        self.reset()
-
-    def reset(self) -> None:
-        self.last: int | None = None
-        self.received = 0
-        self.lost = 0
-        self.out_of_order = 0
-        self.duplicates = 0
-        self.resyncs = 0
-        self._missing: set[int] = set()
-
-    def restart(self) -> None:
-        """A new stream (start re-sent): forget the last sequence, keep the totals."""
-        self.last = None
-        self._missing.clear()
-
-    def update(self, seq: int) -> bool:
-        """Register one record; True if it is newer than everything before (process it)."""
-        seq = int(seq) & 0xFFFFFFFF
-        self.received += 1
-        if self.last is None:
-            self.last = seq
-            return True
-        d = (seq - self.last) & 0xFFFFFFFF
-        if d >= 0x80000000:
-            d -= 0x100000000
-        if d >= 1:
-            if d > 1:
-                self.lost += d - 1
-                for k in range(1, min(d, self.window + 1)):
-                    self._missing.add((self.last + k) & 0xFFFFFFFF)
-                self._forget_old(seq)
-            self.last = seq
-            return True
-        if d < -self.window:
-            self.resyncs += 1
-            self._missing.clear()
-            self.last = seq
-            return True
-        if seq in self._missing:
-            self._missing.discard(seq)
-            self.lost -= 1
-            self.out_of_order += 1
-        else:
-            self.duplicates += 1
-        return False
-
-    def _forget_old(self, newest: int) -> None:
-        if len(self._missing) > self.window:
-            self._missing = {s for s in self._missing if ((newest - s) & 0xFFFFFFFF) <= self.window}
+def implausible_counts(counts) -> np.ndarray:
+    """(N,) bool: records whose raw counts (N, 6) cannot be a measurement: any axis on an int32
+    rail, or every axis at -1 (0xFFFFFFFF)."""
+    c = np.asarray(counts, dtype=np.int64).reshape(-1, 6)
+    return np.any((c == INT32_MIN) | (c == INT32_MAX), axis=1) | np.all(c == -1, axis=1)
