@@ -5,7 +5,10 @@ Each ``/joint_states`` sample (1 kHz FRI rate; in lockstep one per frame of the 
 HIL iteration (``hil_core.space.plant``: joint rates, satellite by eq. 7, inertial EE pose by
 eq. 12, Dynamic-Jacobian law eq. 11 with PI, smooth limits) and publishes the joint velocity
 command on ``/velocity_controller/commands`` (forward_command_controller convention), the
-satellite odometry, the inertial EE pose, the errors and rviz markers.
+satellite odometry, the inertial EE pose, the errors and rviz markers. ``/tf``:
+``world_frame -> satellite_frame`` (the integrated satellite pose) with every sample, the arm's
+joint frames at ``tf_frames_rate``; ``/tf_static``: ``satellite -> iiwa_link_0`` (mount_xyz,
+mount_rpy) and the arm URDF's fixed joints (hil_nodes.tf_publisher).
 
 Safety: joint states with NaN/inf, missing joints, wrong sizes, position jumps beyond what
 the velocity limits allow, or a gap in stamps beyond ``max_gap``, and no joint states for
@@ -27,7 +30,7 @@ from rclpy.clock import Clock, ClockType
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from hil_core.iiwa import JOINT_NAMES
+from hil_core.iiwa import JOINT_NAMES, default_urdf
 from hil_core.modes import HilMode
 from hil_core.rotations import quat_to_matrix
 from hil_core.space.control import ControlGains
@@ -40,6 +43,7 @@ from hil_nodes.convert import (array_to_pose, array_to_twist, joint_positions, j
                                ns_to_stamp, pose_to_array, stamp_to_ns)
 from hil_nodes.runner import main_for
 from hil_nodes.space_markers import satellite_markers
+from hil_nodes.tf_publisher import SpaceTf
 
 EE_DES = [1.448, -0.236, 0.094]            # seed 002 desired EE + our mount offset (docs)
 EE_DES_EULER_DEG = [-88.38, -37.27, -56.99]
@@ -81,6 +85,8 @@ class SpacePlantNode(HilLifecycleNode):
         Param('world_frame', str, 'world', 'inertial frame id'),
         Param('satellite_frame', str, 'satellite', 'satellite body frame id'),
         Param('marker_every', int, 50, 'publish markers every N frames', range=(1, 100000)),
+        Param('tf_frames_rate', float, 50.0, 'rate of the arm joint frames on /tf in sample time (Hz, 0 = off; '
+              'the satellite frame goes with every sample)', range=(0.0, 1000.0)),
         Param('status_period', float, 0.5, 'wall s between diagnostics', range=(0.01, 60.0)),
     )
 
@@ -107,6 +113,8 @@ class SpacePlantNode(HilLifecycleNode):
         self._ee_pub = self.create_lifecycle_publisher(PoseStamped, topics.SPACE_EE_POSE, stream)
         self._err_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.SPACE_ERRORS, stream)
         self._marker_pub = self.create_lifecycle_publisher(satellite_markers.msg_type, topics.SPACE_MARKERS, 10)
+        self._tf = SpaceTf(self, p.urdf or default_urdf(), JOINT_NAMES, p.world_frame, p.satellite_frame,
+                           p.mount_xyz, p.mount_rpy, p.tf_frames_rate)
         self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
                                                           qos.command(50, lockstep=self.p.lockstep))
         self._subs = [
@@ -156,6 +164,7 @@ class SpacePlantNode(HilLifecycleNode):
         self._subs = []
         for pub in (self._cmd_pub, self._odom_pub, self._ee_pub, self._err_pub, self._marker_pub, self._event_pub):
             self.destroy_lifecycle_publisher(pub)
+        self._tf.destroy()
 
     def error_node(self) -> None:
         self.deactivate_node()
@@ -251,6 +260,7 @@ class SpacePlantNode(HilLifecycleNode):
                                                       out.damping, out.sigma_min, *map(float, sat_euler)]))
         if self.frames % self.p.marker_every == 0:
             self._marker_pub.publish(satellite_markers(stamp, self.p.world_frame, out, self.plant.r_des))
+        self._tf.on_sample(stamp, t_ns, out.sat_pose, self.q_last)
 
     def _raise_fault(self, t_ns: int, why: str) -> None:
         self.fault = why

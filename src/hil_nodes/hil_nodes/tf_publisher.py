@@ -96,10 +96,11 @@ class SpaceTf:
     ``satellite -> <arm base>`` (the mount parameters) and the arm URDF's fixed joints; the arm's
     joint frames at ``frames_rate``."""
 
-    def __init__(self, node, urdf_text: str, joint_names, world: str, satellite: str, mount_xyz, mount_rpy,
+    def __init__(self, node, urdf_path, joint_names, world: str, satellite: str, mount_xyz, mount_rpy,
                  frames_rate: float = 50.0):
         self.out = TfOutput(node)
-        self.joints = tf_frames.urdf_joints(urdf_text)
+        with open(urdf_path, encoding='utf-8') as fh:
+            self.joints = tf_frames.urdf_joints(fh.read())
         children = {j.child for j in self.joints}
         arm_base = next(j.parent for j in self.joints if j.parent not in children)
         self.world, self.satellite, self.names, self.rate = world, satellite, list(joint_names), float(frames_rate)
