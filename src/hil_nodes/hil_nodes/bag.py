@@ -7,6 +7,10 @@ checkpoints leaves a file without mcap footer: ``recover_bag`` truncates it afte
 complete record, appends a footer and rewrites metadata.yaml from a scan, so everything up to
 the last flushed chunk can be read again. (The checkpoint uses the mcap storage object of
 rosbags' Writer, pinned in constraints.txt.)
+
+Each topic's ``offered_qos_profiles`` (one per publisher seen when the topic was added,
+:func:`offered_qos`) go into metadata.yaml, so ``ros2 bag play`` replays latched topics
+(/tf_static, /robot_description, /hil/mode) as transient local.
 """
 from __future__ import annotations
 
@@ -16,7 +20,9 @@ from collections import defaultdict
 from typing import Any, Iterator
 
 from rosbags.rosbag2 import Reader, Writer
+from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2.enums import StoragePlugin
+from rosbags.rosbag2.metadata import dump_qos_v9
 from rosbags.rosbag2.storage_mcap import McapReader
 import yaml
 from rosbags.typesys import Stores, get_typestore
@@ -43,10 +49,12 @@ class CheckpointWriter:
         self.connections: dict[str, Any] = {}
         self.closed = False
 
-    def add_topic(self, topic: str, msgtype: str) -> None:
-        """``msgtype`` like 'sensor_msgs/msg/JointState'."""
+    def add_topic(self, topic: str, msgtype: str, offered_qos_profiles=()) -> None:
+        """``msgtype`` like 'sensor_msgs/msg/JointState'; ``offered_qos_profiles``: rosbags
+        ``Qos`` of the topic's publishers (:func:`offered_qos`)."""
         if topic not in self.connections:
-            self.connections[topic] = self.writer.add_connection(topic, msgtype, typestore=typestore())
+            self.connections[topic] = self.writer.add_connection(
+                topic, msgtype, typestore=typestore(), offered_qos_profiles=list(offered_qos_profiles))
 
     def write(self, topic: str, timestamp_ns: int, data: bytes) -> None:
         self.writer.write(self.connections[topic], int(timestamp_ns), data)
@@ -142,7 +150,8 @@ def _dump_metadata(path, mcap, channels, counts, start, end, total) -> None:
         'starting_time': {'nanoseconds_since_epoch': start}, 'message_count': total,
         'topics_with_message_count': [
             {'topic_metadata': {'name': c.topic, 'type': c.msgtype, 'serialization_format': 'cdr',
-                                'offered_qos_profiles': [], 'type_description_hash': c.digest},
+                                'offered_qos_profiles': dump_qos_v9(list(getattr(c.ext, 'offered_qos_profiles', []))),
+                                'type_description_hash': c.digest},
              'message_count': counts.get(cid, 0)} for cid, c in sorted(channels.items())],
         'compression_format': '', 'compression_mode': '',
         'files': [{'path': mcap.name, 'starting_time': {'nanoseconds_since_epoch': start},
@@ -162,6 +171,24 @@ def _write_yaml(target: pathlib.Path, data) -> None:
     tmp = target.with_name(target.name + '.tmp')
     tmp.write_text(yaml.dump(data, Dumper=_DUMPER, default_flow_style=False, sort_keys=False))
     tmp.replace(target)
+
+
+def _qos_time(duration) -> QosTime:
+    ns = int(duration.nanoseconds)
+    return QosTime(ns // 1_000_000_000, ns % 1_000_000_000)
+
+
+def offered_qos(endpoint_infos) -> list:
+    """rosbags ``Qos`` of each publisher (rclpy ``TopicEndpointInfo``, as returned by
+    ``get_publishers_info_by_topic``), for metadata.yaml's ``offered_qos_profiles``."""
+    out = []
+    for info in endpoint_infos:
+        p = info.qos_profile
+        out.append(Qos(QosHistory[p.history.name], int(p.depth), QosReliability[p.reliability.name],
+                       QosDurability[p.durability.name], _qos_time(p.deadline), _qos_time(p.lifespan),
+                       QosLiveliness[p.liveliness.name], _qos_time(p.liveliness_lease_duration),
+                       bool(p.avoid_ros_namespace_conventions)))
+    return out
 
 
 def write_accounting(path: str | pathlib.Path, data: dict) -> None:

@@ -27,7 +27,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from hil_core.accounting import Tally
-from hil_nodes.bag import CheckpointWriter, write_accounting
+from hil_nodes.bag import CheckpointWriter, offered_qos, write_accounting
 from hil_nodes.base import ERROR, OK, REQUIRED, WARN, HilLifecycleNode, Param
 from hil_nodes.runner import main_for
 
@@ -94,7 +94,7 @@ class RecorderNode(HilLifecycleNode):
             type_name = types[0]
             try:
                 cls = message_class(type_name)
-                self.bag.add_topic(topic, type_name)
+                self.bag.add_topic(topic, type_name, offered_qos(self.get_publishers_info_by_topic(topic)))
             except (ImportError, AttributeError, KeyError, ValueError) as exc:
                 self.status(ERROR, f'cannot record {topic} ({type_name}): {exc}')
                 self._subs[topic] = None
