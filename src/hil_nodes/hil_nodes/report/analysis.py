@@ -132,23 +132,36 @@ def analyse(run, axis: int = 0) -> Analysis:
                 chain = analyse_chain(model, inputs, design, start, end, axis=axis)
             except ValueError as exc:
                 notes.append(f'stages not measured: {exc}')
-    incomplete = []
+    verdict = decide(tr.pair if tr is not None else None, design, reason, _incomplete(chain, acc),
+                     chain.findings if chain is not None else None)
+    return Analysis((start, end), design, tr, reason, chain, acc, verdict, notes)
+
+
+def _incomplete(chain: ChainResult | None, acc: list[dict]) -> list[str]:
+    """One text per chain stream that misses samples: in the analysis window (gaps, count),
+    and anywhere in the run (its accounting flags: a stream that skipped, lost or missed
+    messages makes the run not a clean one, whatever the window shows)."""
+    chain_topics = [t for names in STAGE_TOPICS.values() for t in names]
+    window = {}
     if chain is not None:
         for s in chain.stages:
             if not s.complete:
                 c = s.completeness()
-                incomplete.append(f'{LABELS[s.key]} {s.topic}: {c["count"]} of {c["expected"]} samples '
-                                  f'in the window, {c["gaps"]} gap(s) up to {c["largest_gap_ms"]:.1f} ms')
-    # The whole run's accounting too: a chain stream that skipped, lost or missed messages
-    # anywhere in the run means the run is not a clean one, whatever the window shows.
-    chain_topics = {t for names in STAGE_TOPICS.values() for t in names}
-    seen = {s.topic for s in chain.stages if not s.complete} if chain is not None else set()
+                window[s.topic] = (f'{LABELS[s.key]} {s.topic}: {c["count"]} of {c["expected"]} samples in the '
+                                   f'window, {c["gaps"]} gap(s) up to {c["largest_gap_ms"]:.1f} ms')
+    run = {}
     for line, r in zip(accounting.summary_lines([_row(r) for r in acc]), acc):
-        if r.get('topic') in chain_topics - seen and r.get('flags'):
-            incomplete.append(f'accounting {line}')
-    verdict = decide(tr.pair if tr is not None else None, design, reason, incomplete,
-                     chain.findings if chain is not None else None)
-    return Analysis((start, end), design, tr, reason, chain, acc, verdict, notes)
+        if r.get('topic') in chain_topics and r.get('flags'):
+            run[r['topic']] = line
+    out = []
+    for topic in chain_topics:
+        if topic in window and topic in run:
+            out.append(f'{window[topic]}; run accounting: {run[topic].split(": ", 1)[1]}')
+        elif topic in window:
+            out.append(window[topic])
+        elif topic in run:
+            out.append(f'run accounting {run[topic]}')
+    return out
 
 
 def stage_rows(chain: ChainResult) -> list[dict]:
