@@ -1,8 +1,12 @@
 """Space plant bench (seed 002): the seed's 20 s experiment in lockstep with the mock iiwa's
 joint model (LuGre friction, PI joint loops) at 1 kHz, pure core (no DDS).
 
-Prints: plant + control step p50/p99 (us; target p99 <= 300 us, seed ~25 ms per loop),
-momentum residual, validation errors vs the forward-dynamics reference, the run's summary.
+Prints: plant + control step p50/p99 (us; issue 15 target p50 <= 50 us, seed ~25 ms per loop)
+for the compiled plant (``space_plant_step_*``: SpacePlant, space.compiled_frame, numba) and
+for the pinocchio + numpy oracle (``space_plant_numpy_step_*``: SpacePlantNumpy, fed the same
+joint history), the compiled plant's first construction in a fresh process (numba cache load,
+or compilation without a cache), momentum residual, validation errors vs the forward-dynamics
+reference, the run's summary.
 """
 import pathlib
 import sys
@@ -18,7 +22,7 @@ from hil_core.iiwa_arm_sim import ArmSim  # noqa: E402
 from hil_core.space import reference  # noqa: E402
 from hil_core.space.control import ControlGains  # noqa: E402
 from hil_core.space.model import FreeFloatingModel, euler_zyx_to_matrix  # noqa: E402
-from hil_core.space.plant import SpacePlant  # noqa: E402
+from hil_core.space.plant import SpacePlant, SpacePlantNumpy  # noqa: E402
 
 
 def main():
@@ -31,18 +35,29 @@ def main():
                          20.0, cfg['integral_limit'], cfg['orientation_error'], cfg['sigma_threshold'],
                          cfg['lambda_max'])
     v_max = np.asarray(model.model.velocityLimit[6:]) * cfg['velocity_scale']
-    plant = SpacePlant(model, gains, v_max, cfg['acceleration_max'], cfg['velocity_cutoff_hz'], cfg['position_margin'])
-    plant.set_setpoint(cfg['setpoint_position'], euler_zyx_to_matrix(np.radians(cfg['setpoint_euler_zyx_deg'])))
+    args = (model, gains, v_max, cfg['acceleration_max'], cfg['velocity_cutoff_hz'], cfg['position_margin'])
+    t0 = time.perf_counter()
+    plant = SpacePlant(*args)
+    print(f'space_plant_compiled_first_construction: {(time.perf_counter() - t0) * 1e3:.1f} ms')
+    oracle = SpacePlantNumpy(*args)
+    for p in (plant, oracle):
+        p.set_setpoint(cfg['setpoint_position'], euler_zyx_to_matrix(np.radians(cfg['setpoint_euler_zyx_deg'])))
     arm = ArmSim()
     arm.reset(mock['initial_positions'])
     n = int(round(T / dt))
-    times, qs, sats, ees, step_us, cpu_us = [0.0], [arm.q.copy()], [], [], [], []
+    times, qs, sats, ees, step_us, cpu_us, np_us, np_cpu_us = [0.0], [arm.q.copy()], [], [], [], [], [], []
     out = None
+    worst = 0.0
     for k in range(n + 1):
         t0, c0 = time.perf_counter(), time.thread_time()
         out = plant.step(arm.q, dt, arm.v)
         step_us.append((time.perf_counter() - t0) * 1e6)
         cpu_us.append((time.thread_time() - c0) * 1e6)
+        t0, c0 = time.perf_counter(), time.thread_time()   # the oracle on the same joint history
+        ref = oracle.step(arm.q, dt, arm.v)
+        np_us.append((time.perf_counter() - t0) * 1e6)
+        np_cpu_us.append((time.thread_time() - c0) * 1e6)
+        worst = max(worst, float(np.max(np.abs(out.command - ref.command))))
         sats.append(out.sat_pose)
         ees.append(out.ee_pose)
         if k < n:
@@ -57,6 +72,12 @@ def main():
     print(f'space_plant_step_cpu_p50: {np.percentile(c, 50):.1f} us')
     print(f'space_plant_step_cpu_p99: {np.percentile(c, 99):.1f} us')
     print(f'space_plant_compute_rate_cpu_p99: {1e6 / np.percentile(c, 99):.0f} Hz')
+    s, c = np.asarray(np_us[10:]), np.asarray(np_cpu_us[10:])
+    print(f'space_plant_numpy_step_p50: {np.percentile(s, 50):.1f} us')
+    print(f'space_plant_numpy_step_p99: {np.percentile(s, 99):.1f} us')
+    print(f'space_plant_numpy_step_cpu_p50: {np.percentile(c, 50):.1f} us')
+    print(f'space_plant_numpy_step_cpu_p99: {np.percentile(c, 99):.1f} us')
+    print(f'space_plant_compiled_vs_numpy_command_max_diff: {worst:.2e} rad/s')
     rng = np.random.default_rng(0)
     worst = 0.0
     for _ in range(200):
