@@ -22,6 +22,7 @@ setup(
         ('share/' + package_name, ['package.xml']),
     ],
     install_requires=['setuptools'],
+    extras_require={'test': ['pytest']},   # colcon test: the pytest step (colcon.meta)
     zip_safe=True,
     maintainer='hil_suite maintainers',
     maintainer_email='hil-suite@example.org',

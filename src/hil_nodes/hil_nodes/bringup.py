@@ -189,11 +189,10 @@ def run_overrides(plan: BringupPlan) -> dict[str, dict[str, Any]]:
 
 def process_commands(plan: BringupPlan, overrides_file: pathlib.Path,
                      isolated: bool) -> list[tuple[str, list[str], dict[str, str]]]:
-    """(process name, command line, extra environment) of every process `hil run` starts: one
-    per node (isolated) or one container with every node, in the plan's order."""
-    if plan.lab_processes:
-        raise SystemError_('ros2_control_node and robot_state_publisher are started by '
-                           '`ros2 launch hil_nodes hil.launch.py mode:=hardware`, not by hil run')
+    """(process name, command line, extra environment) of every hil node process `hil run`
+    starts: one per node (isolated) or one container with every node, in the plan's order. The
+    lab side of mode:=hardware (ros2_control_node, robot_state_publisher, spawners) is started by
+    `ros2 launch hil_nodes hil.launch.py` only."""
     nodes = plan.hil_nodes
     if isolated:
         return [(s.name, node_command(s, overrides_file), dict(s.env)) for s in nodes]

@@ -1,0 +1,133 @@
+"""launch/*.launch.py map the plan's entries one to one onto launch / launch_ros actions.
+
+launch_ros cannot be installed here, so the files run against recording stand-ins of the
+classes they use. Each stand-in has the constructor signature of the real class (read in
+ros2/launch_ros rolling f9ab937, the Kilted line: launch_ros/actions/node.py, lifecycle_node.py,
+substitutions/find_package.py; ros2/launch 3.7.1: actions/declare_launch_argument.py,
+include_launch_description.py, opaque_function.py, register_event_handler.py,
+event_handlers/on_process_start.py, substitutions/path_join_substitution.py): a
+keyword the real class does not take, or a missing required one (LifecycleNode's name and
+namespace), fails here as it would on a lab machine. docs/lab.md lists what was checked.
+"""
+import importlib.util
+import pathlib
+import sys
+import types
+
+import pytest
+
+from hil_nodes.bringup import bringup_plan
+from hil_nodes.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# keyword arguments of launch.actions.ExecuteProcess that Node passes on (execute_process.py)
+EXECUTE_PROCESS_KWARGS = {'output', 'additional_env', 'cwd', 'env', 'shell', 'emulate_tty', 'respawn',
+                          'respawn_delay', 'sigterm_timeout', 'sigkill_timeout', 'log_cmd', 'prefix', 'name',
+                          'on_exit', 'cached_output', 'condition'}
+
+
+class Recorded:
+    def __init__(self, kind, **kw):
+        self.kind, self.kw = kind, kw
+
+
+def _node(*, executable, package=None, name=None, namespace=None, exec_name=None, parameters=None,
+          remappings=None, ros_arguments=None, arguments=None, **kwargs):
+    assert set(kwargs) <= EXECUTE_PROCESS_KWARGS, set(kwargs) - EXECUTE_PROCESS_KWARGS
+    return Recorded('Node', executable=executable, package=package, name=name, namespace=namespace,
+                    parameters=parameters, remappings=remappings, arguments=arguments, **kwargs)
+
+
+def _lifecycle_node(*, name, namespace, **kwargs):
+    rec = _node(name=name, namespace=namespace, **kwargs)
+    rec.kind = 'LifecycleNode'
+    return rec
+
+
+class _LaunchConfiguration:
+    def __init__(self, variable_name, *, default=None):
+        self.name, self.default = variable_name, default
+
+    def perform(self, context):
+        return context[self.name]
+
+
+def _stand_ins():
+    mods = {name: types.ModuleType(name) for name in (
+        'launch', 'launch.actions', 'launch.event_handlers', 'launch.launch_description_sources',
+        'launch.substitutions', 'launch_ros', 'launch_ros.actions', 'launch_ros.substitutions')}
+    mods['launch'].LaunchDescription = lambda initial_entities=None, *, deprecated_reason=None: Recorded(
+        'LaunchDescription', entities=list(initial_entities or []))
+    a = mods['launch.actions']
+    a.DeclareLaunchArgument = lambda name, *, default_value=None, description=None, choices=None, **kw: Recorded(
+        'DeclareLaunchArgument', name=name, default_value=default_value, description=description, choices=choices)
+    a.OpaqueFunction = lambda *, function, args=None, kwargs=None, **kw: Recorded('OpaqueFunction', function=function)
+    a.RegisterEventHandler = lambda event_handler, **kw: Recorded('RegisterEventHandler', handler=event_handler)
+    a.IncludeLaunchDescription = lambda launch_description_source, *, launch_arguments=None, **kw: Recorded(
+        'IncludeLaunchDescription', source=launch_description_source, launch_arguments=launch_arguments, **kw)
+    mods['launch.event_handlers'].OnProcessStart = lambda *, target_action=None, on_start, **kw: Recorded(
+        'OnProcessStart', target_action=target_action, on_start=on_start)
+    mods['launch.launch_description_sources'].PythonLaunchDescriptionSource = lambda launch_file_path: Recorded(
+        'PythonLaunchDescriptionSource', path=launch_file_path)
+    mods['launch.substitutions'].LaunchConfiguration = _LaunchConfiguration
+    mods['launch.substitutions'].PathJoinSubstitution = lambda substitutions: Recorded(
+        'PathJoinSubstitution', parts=list(substitutions))
+    mods['launch_ros.actions'].Node = _node
+    mods['launch_ros.actions'].LifecycleNode = _lifecycle_node
+    mods['launch_ros.substitutions'].FindPackageShare = lambda package: Recorded('FindPackageShare', package=package)
+    return mods
+
+
+def _load(monkeypatch, name):
+    for mod_name, mod in _stand_ins().items():
+        monkeypatch.setitem(sys.modules, mod_name, mod)
+    spec = importlib.util.spec_from_file_location(name.replace('.', '_'), ROOT / 'launch' / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.generate_launch_description()
+
+
+def _run(monkeypatch, **values):
+    ld = _load(monkeypatch, 'hil.launch.py')
+    declared = [e for e in ld.kw['entities'] if e.kind == 'DeclareLaunchArgument']
+    assert [(d.kw['name'], d.kw['default_value'], d.kw['choices']) for d in declared] == [
+        (n, default, choices) for n, default, _, choices in LAUNCH_ARGUMENTS]
+    [opaque] = [e for e in ld.kw['entities'] if e.kind == 'OpaqueFunction']
+    context = {n: default for n, default, _, _ in LAUNCH_ARGUMENTS}
+    context.update(values)
+    return opaque.kw['function'](context), context
+
+
+@pytest.mark.parametrize('mode', ['mock', 'hardware'])
+def test_hil_launch_maps_every_entry_onto_one_action(monkeypatch, mode):
+    actions, context = _run(monkeypatch, system='hexafloat', mode=mode, duration='5')
+    entries = launch_entries(bringup_plan(**plan_kwargs({k: v for k, v in context.items() if k != 'rviz'})))
+    handlers = [a for a in actions if a.kind == 'RegisterEventHandler']
+    nodes = [a for a in actions if a.kind in ('Node', 'LifecycleNode')]
+    direct = [e for e in entries if not e['start_after']]
+    assert [(n.kind, n.kw['name']) for n in nodes] == [(e['action'], e['name']) for e in direct]
+    for node, entry in zip(nodes, direct):
+        for key in ('package', 'executable', 'namespace', 'parameters', 'remappings', 'arguments',
+                    'additional_env', 'output'):
+            assert node.kw[key] == entry[key], (entry['name'], key)
+    if mode == 'hardware':   # spawners start on ros2_control_node's OnProcessStart
+        [handler] = handlers
+        on_start = handler.kw['handler']
+        assert on_start.kind == 'OnProcessStart' and on_start.kw['target_action'].kw['name'] == 'controller_manager'
+        assert [s.kw['arguments'][0] for s in on_start.kw['on_start']] == ['joint_state_broadcaster',
+                                                                            'hexapod_controller']
+        assert actions.index(handler) < actions.index(on_start.kw['target_action'])
+    else:
+        assert handlers == []
+
+
+def test_rviz_is_included_from_the_installed_share(monkeypatch):
+    actions, _ = _run(monkeypatch, system='space_iiwa', rviz='true')
+    [include] = [a for a in actions if a.kind == 'IncludeLaunchDescription']
+    parts = include.kw['source'].kw['path'].kw['parts']
+    assert parts[0].kind == 'FindPackageShare' and parts[0].kw['package'] == 'hil_nodes'
+    assert parts[1:] == ['launch', 'rviz.launch.py']
+    assert include.kw['launch_arguments'] == [('rviz_config', str(ROOT / 'config' / 'rviz' / 'space_iiwa.rviz'))]
+    ld = _load(monkeypatch, 'rviz.launch.py')
+    [rviz] = [e for e in ld.kw['entities'] if e.kind == 'Node']
+    assert rviz.kw['package'] == 'rviz2' and rviz.kw['arguments'][0] == '-d'
