@@ -71,6 +71,9 @@ def test_producer_reported_skips_and_topics_without_rate():
     assert mode.expected is None and mode.flags == () and mode.recorded == 3
     assert [r.topic for r in rows] == ['/c', '/hil/mode']
     assert mode.as_dict()['flags'] == []
+    # a stream that only runs in RUNNING is expected over its own stretch
+    late = account({'/d': 2001}, DURATION, {'/d': RATE}, durations={'/d': 5.0})
+    assert late[0].expected == 2001 and clean(late)
 
 
 def test_tally_counts_receive_gaps_in_the_bag_clock():

@@ -114,22 +114,27 @@ def _slack(expected: int) -> int:
 
 def account(recorded: dict[str, TopicCount | int], duration_s: float,
             rates: dict[str, float] | None = None, published: dict[str, int] | None = None,
-            skipped_cycles: dict[str, int] | None = None) -> list[AccountRow]:
+            skipped_cycles: dict[str, int] | None = None,
+            durations: dict[str, float] | None = None) -> list[AccountRow]:
     """Per-topic accounting, one row per topic of ``recorded`` (sorted by name).
 
     ``recorded``: topic -> TopicCount (from the recorder) or the recorded count alone;
     ``duration_s``: the stretch of the run the streams should cover (bag clock, s); ``rates``: designed rate (Hz)
     of the topics that have one; ``published``: the producers' own counts where known;
-    ``skipped_cycles``: cycles a producer reported skipping, per topic.
+    ``skipped_cycles``: cycles a producer reported skipping, per topic; ``durations``: a
+    topic's own stretch where it differs from ``duration_s`` (a stream that only runs in some
+    modes).
     """
     rates, published, skipped_cycles = rates or {}, published or {}, skipped_cycles or {}
+    durations = durations or {}
     rows = []
     for topic in sorted(recorded):
         c = recorded[topic]
         if not isinstance(c, TopicCount):
             c = TopicCount(received=int(c), written=int(c))
         rate = rates.get(topic)
-        expected = expected_count(rate, duration_s) if rate and duration_s > 0 else None
+        span = durations.get(topic, duration_s)
+        expected = expected_count(rate, span) if rate and span > 0 else None
         pub = published.get(topic)
         flags, skipped, lost, missing = [], 0, 0, 0
         if expected is not None and pub is not None and pub < expected - _slack(expected):
