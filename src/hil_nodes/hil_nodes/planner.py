@@ -177,6 +177,15 @@ class PlannerNode(HilLifecycleNode):
         key = convert.stamp_to_ns(msg.header.stamp)
         pose = convert.pose_to_array(msg.pose)
         if not self.p.lockstep:
+            problem = self.planner.stamp_problem(key, self.get_clock().now().nanoseconds)
+            if problem:
+                # outside the window of sim time (e.g. far in the future): refused and reported, never
+                # a frame key (it would freeze every later reference), and not counted as arriving, so
+                # the fallback steps the planner, which holds and reports reference_stale
+                events = self.planner.refuse_reference(problem)
+                if events:
+                    self._publish_events(self.get_clock().now().to_msg(), events)
+                return
             self._last_ref_wall = time.monotonic()
             if self.last_key is None or key > self.last_key:
                 self._compute(key, self.mode, pose if self.planner.will_use_reference(self.mode) else None)
@@ -277,7 +286,8 @@ class PlannerNode(HilLifecycleNode):
         self.last_key = key
         res = self.planner.step(reference, ref_stamp if ref_stamp is not None else (key if reference is not None
                                                                                      else None),
-                                mode, measured=self.measured)
+                                mode, measured=self.measured,
+                                now_ns=key if self.p.lockstep else self.get_clock().now().nanoseconds)
         self.measured = None
         stamp = convert.ns_to_stamp(key)
         if res.events:

@@ -8,7 +8,11 @@ from it; a PID position loop (with the reference acceleration as feed-forward) r
 alignment with the reference whenever acceleration margin is available, and a back-calculation
 anti-windup keeps its integrator from winding up while the output is saturated. A per-DOF
 velocity limit is part of the saturation: it bounds the braking distance the workspace
-recovery must have between the soft and the hard limit.
+recovery must have between the soft and the hard limit. Both limits, and per-DOF position
+bounds where there are some (the roll/pitch/yaw box), come from one ``Envelope``: the
+pass-through test and the saturation use the same admissible interval, so the output never
+overshoots a bound it can no longer stop before (the position loop's overshoot used to carry
+yaw to twice its range).
 
 Discretisation: v_k = v_{k-1} + a_k dt, x_k = x_{k-1} + v_k dt, so the second difference of the
 output is exactly a_k dt^2 and every output step obeys |a| <= a_max per DOF.
@@ -16,6 +20,8 @@ output is exactly a_k dt^2 and every output step obeys |a| <= a_max per DOF.
 from __future__ import annotations
 
 import numpy as np
+
+from hil_core.planner.envelope import Envelope
 
 
 def _limits(values, name: str) -> np.ndarray:
@@ -28,7 +34,8 @@ def _limits(values, name: str) -> np.ndarray:
 class AccelerationSaturationControl:
     """The ASC of seed 000. ``step(ref)`` returns ``(x, passthrough)``."""
 
-    def __init__(self, dt: float, a_max, v_max, bandwidth_hz: float = 1.5, rejoin_tolerance: float = 0.5):
+    def __init__(self, dt: float, a_max, v_max, bandwidth_hz: float = 1.5, rejoin_tolerance: float = 0.5,
+                 lower=None, upper=None):
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f'dt must be > 0, got {dt}')
         if not (np.isfinite(bandwidth_hz) and 0 < bandwidth_hz < 0.25 / dt):
@@ -36,6 +43,7 @@ class AccelerationSaturationControl:
         self.dt = float(dt)
         self.a_max = _limits(a_max, 'a_max')
         self.v_max = _limits(v_max, 'v_max')
+        self.envelope = Envelope(self.dt, self.a_max, self.v_max, lower, upper)
         w = 2.0 * np.pi * bandwidth_hz
         # triple pole at -w of s^3 + Kd s^2 + Kp s + Ki (critically damped position loop)
         self.kp, self.kd, self.ki = 3.0 * w * w, 3.0 * w, w ** 3
@@ -58,6 +66,12 @@ class AccelerationSaturationControl:
         self._r1 = self.x.copy()
         self._r2 = self.x - self.v * self.dt
 
+    def sync(self, x, v) -> None:
+        """Continue from an output the planner had to change (its guard): state only, loop kept."""
+        self.x = np.asarray(x, dtype=float).copy()
+        self.v = np.asarray(v, dtype=float).copy()
+        self.saturated = True
+
     def step(self, ref):
         """One cycle: ``ref`` the 6-DOF reference (finite; the planner replaces bad ones by the last
         good reference, i.e. a hold). Returns (x_out, passthrough)."""
@@ -67,7 +81,7 @@ class AccelerationSaturationControl:
         dt = self.dt
         v_pass = (r - self.x) / dt
         a_pass = (v_pass - self.v) / dt
-        within = bool((np.abs(a_pass) <= self.a_max).all() and (np.abs(v_pass) <= self.v_max).all())
+        within = self.envelope.admits(self.x, self.v, a_pass)
         if within and self.saturated:
             # rejoin only when the output is aligned with the reference in position *and* velocity
             v_ref = (r - self._r1) / dt
@@ -95,27 +109,29 @@ class AccelerationSaturationControl:
         return self.x.copy(), False
 
     def saturate(self, u):
-        """Clip an acceleration to the per-DOF limit and to what keeps |v| <= v_max next cycle."""
-        dt = self.dt
-        hi = np.minimum(self.a_max, (self.v_max - self.v) / dt)
-        lo = np.maximum(-self.a_max, (-self.v_max - self.v) / dt)
-        # |v| above v_max (only after a reset with a fast state): brake as hard as allowed
-        bad = lo > hi
-        a = np.clip(u, lo, hi)
-        return np.where(bad, -np.sign(self.v) * self.a_max, a)
+        """Clip an acceleration to the envelope: per-DOF limit, |v| <= v_max next cycle, and the
+        position bounds (able to stop before them). A state outside it (only after a reset with a
+        fast state) brakes as hard as allowed."""
+        return self.envelope.clip(self.x, self.v, u)
 
 
 class RuckigLimiter:
     """Jerk-limited alternative (``acceleration_limiter: ruckig``): each cycle ruckig plans from the
     current output state to the reference (target velocity = reference velocity, clipped) and the
-    first sample is output. Never bit-identical (jerk limiting smooths every corner)."""
+    first sample is output, moved into the same ``Envelope`` as the ASC. Never bit-identical (jerk
+    limiting smooths every corner).
 
-    def __init__(self, dt: float, a_max, v_max, j_max):
+    ruckig may refuse an input (it raises ``RuckigError``, or returns an error code that its Python
+    enum does not even know): that cycle brakes within the envelope instead and ``error`` names the
+    reason, which the planner turns into a controlled stop (FAULT) with that diagnostic."""
+
+    def __init__(self, dt: float, a_max, v_max, j_max, lower=None, upper=None):
         from ruckig import InputParameter, OutputParameter, Ruckig
         self.dt = float(dt)
         self.a_max = _limits(a_max, 'a_max')
         self.v_max = _limits(v_max, 'v_max')
         self.j_max = _limits(j_max, 'j_max')
+        self.envelope = Envelope(self.dt, self.a_max, self.v_max, lower, upper)
         self._otg = Ruckig(6, self.dt)
         self._inp = InputParameter(6)
         self._out = OutputParameter(6)
@@ -130,6 +146,7 @@ class RuckigLimiter:
         self._r1 = None
         self.saturated = True
         self.failures = 0
+        self.error = ''
 
     def reset(self, x, v=None) -> None:
         self.x = np.asarray(x, dtype=float).copy()
@@ -137,9 +154,26 @@ class RuckigLimiter:
         self.a = np.zeros(6)
         self._cv = self.v.copy()          # ruckig's own continuous velocity at the last sample
         self._r1 = self.x.copy()
+        self.error = ''
+
+    def sync(self, x, v) -> None:
+        self.x = np.asarray(x, dtype=float).copy()
+        self.v = np.asarray(v, dtype=float).copy()
+        self._cv, self.a = self.v.copy(), np.zeros(6)
+
+    def _update(self):
+        """ruckig's update, its refusals as a reason string ('' when it worked)."""
+        from ruckig import Result
+        try:
+            res = self._otg.update(self._inp, self._out)
+            if res not in (Result.Working, Result.Finished):
+                return f'ruckig: {getattr(res, "name", res)}'
+        except Exception as exc:          # noqa: BLE001 - RuckigError, or ValueError for unknown codes
+            first = str(exc).strip().splitlines()
+            return f'ruckig: {type(exc).__name__}: {first[0] if first else "no message"}'
+        return ''
 
     def step(self, ref):
-        from ruckig import Result
         r = np.asarray(ref, dtype=float)
         inp = self._inp
         # ruckig continues from its own continuous state (position = last output); feeding it the
@@ -151,19 +185,16 @@ class RuckigLimiter:
         inp.target_velocity = list(np.clip((r - self._r1) / self.dt, -0.9 * self.v_max, 0.9 * self.v_max))
         inp.target_acceleration = [0.0] * 6
         self._r1 = r.copy()
-        res = self._otg.update(inp, self._out)
-        if res not in (Result.Working, Result.Finished):
-            # infeasible target state: brake within the acceleration limit instead
+        self.error = self._update()
+        if self.error:
             self.failures += 1
-            a = np.clip(-self.v / self.dt, -self.a_max, self.a_max)
-            self.v = self.v + a * self.dt
-            self.x = self.x + self.v * self.dt
+            self.x, self.v = self.envelope.brake(self.x, self.v)
             self._cv, self.a = self.v.copy(), np.zeros(6)
             return self.x.copy(), False
         new_x = np.array(self._out.new_position)
         a = ((new_x - self.x) / self.dt - self.v) / self.dt
-        # the discrete second difference is what the robot sees: enforce it exactly
-        a = np.clip(a, -self.a_max, self.a_max)
+        # the discrete second difference is what the robot sees: keep it in the envelope exactly
+        a = self.envelope.clip(self.x, self.v, a)
         self.v = self.v + a * self.dt
         self.x = self.x + self.v * self.dt
         self._cv = np.array(self._out.new_velocity)

@@ -70,6 +70,14 @@ class PlannerConfig:
     max_recovery_duration: float = 30.0
     recovery_inset: float = 0.03
     reference_timeout_frames: int = 40
+    # input validation (planner.inputs): positions farther than this from the workspace centre are
+    # not a model state but garbage (None: 10 x the largest hard-limit half-axis); quaternions within
+    # the tolerance of unit norm are normalised, others refused; reference stamps must lie within
+    # [now - max_age, now + max_lead] of the frame's sim time
+    position_bound: float | None = None
+    quaternion_tolerance: float = 1e-3
+    reference_max_age: float = 1.0
+    reference_max_lead: float = 0.5
     extra: dict = field(default_factory=dict)
 
     def validate(self) -> 'PlannerConfig':
@@ -80,10 +88,32 @@ class PlannerConfig:
             v = np.asarray(getattr(self, name), dtype=float)
             if v.shape != (6,) or not np.all(np.isfinite(v)) or np.any(v <= 0):
                 raise ValueError(f'{name} must be 6 positive finite values, got {getattr(self, name)}')
+        for name in ('quaternion_tolerance', 'reference_max_age', 'reference_max_lead'):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
+                raise ValueError(f'{name} must be a positive number, got {value!r}')
+        if self.quaternion_tolerance >= 0.5:
+            raise ValueError(f'quaternion_tolerance must be below 0.5, got {self.quaternion_tolerance}')
+        if self.position_bound is not None and not (np.isfinite(self.position_bound) and
+                                                    self.position_bound > self.hard_radius):
+            raise ValueError(f'position_bound must exceed the largest hard-limit radius {self.hard_radius:.3g} m, '
+                             f'got {self.position_bound}')
         problem = self.braking_problem()
         if problem:
             raise ValueError(problem)
         return self
+
+    @property
+    def hard_radius(self) -> float:
+        ws = self.workspace
+        return ws.hard_expansion * max(ws.soft.semi_axes)
+
+    def input_rules(self):
+        from hil_core.planner.inputs import InputRules
+        bound = self.position_bound if self.position_bound is not None else 10.0 * self.hard_radius
+        return InputRules(tuple(float(c) for c in self.workspace.soft.centre), float(bound),
+                          float(self.quaternion_tolerance), int(round(self.reference_max_age * 1e9)),
+                          int(round(self.reference_max_lead * 1e9)), int(round(self.dt * 1e9)))
 
     def braking_problem(self) -> str | None:
         """The hard limit is only guaranteed if, at the velocity limit, the TCP can stop inside the

@@ -1,58 +1,76 @@
-"""Pose <-> 6-DOF vector used by the limiters: ``x = [p_x, p_y, p_z, r_x, r_y, r_z]`` with ``r`` the
-rotation vector (log map) of the orientation. The Hexafloat orientation range is a few degrees
-(seed 001 table 3), where rotation-vector components are the roll/pitch/yaw rates to first order,
-so per-DOF acceleration limits on ``x`` are the seed's per-DOF limits."""
+"""Pose <-> 6-DOF vector used by the limiters: ``x = [p_x, p_y, p_z, roll, pitch, yaw]`` with
+R = Rz(yaw) Ry(pitch) Rx(roll) (``hil_core.rotations``), the angles of seed 001 table 3.
+
+Why these angles: the total-orientation workspace of seed 001 is the set of orientations whose
+roll, pitch and yaw each lie in their table-3 range, and the soft and hard limits only hold there.
+In these coordinates that set is a box, so the planner can enforce it per DOF with the same
+braking argument as any position limit. The angular velocity the robot sees is M(rpy) d(rpy)/dt
+with M close to the identity in that box; ``envelope.rate_limits`` derates the per-angle limits so
+that the angular rates computed from the quaternions stay within the configured ones."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from hil_core.rotations import quat_to_rotvec, rotvec_to_quat
-
 HOME_ORIENTATION = np.array([0.0, 0.0, 0.0, 1.0])
 
 
+def _rpy_of_unit(qx, qy, qz, qw):
+    roll = np.arctan2(2.0 * (qw * qx + qy * qz), 1.0 - 2.0 * (qx * qx + qy * qy))
+    pitch = np.arcsin(np.clip(2.0 * (qw * qy - qz * qx), -1.0, 1.0))
+    yaw = np.arctan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+    return roll, pitch, yaw
+
+
 def pose_to_dof(pose):
+    """[position, roll, pitch, yaw] of poses (..., 7); quaternions are normalised first."""
     pose = np.asarray(pose, dtype=float)
-    return np.concatenate([pose[..., :3], quat_to_rotvec(pose[..., 3:7])], axis=-1)
+    q = pose[..., 3:7] / np.linalg.norm(pose[..., 3:7], axis=-1, keepdims=True)
+    rpy = _rpy_of_unit(q[..., 0], q[..., 1], q[..., 2], q[..., 3])
+    return np.concatenate([pose[..., :3], np.stack(rpy, axis=-1)], axis=-1)
 
 
 def pose_to_dof_1(pose) -> np.ndarray:
     """``pose_to_dof`` of a single pose in float arithmetic (the per-cycle path; same formulas)."""
     x, y, z, qx, qy, qz, qw = (float(v) for v in pose)
     n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
-    if qw < 0.0:
-        n = -n
     qx, qy, qz, qw = qx / n, qy / n, qz / n, qw / n
-    s = math.sqrt(qx * qx + qy * qy + qz * qz)
-    k = 2.0 * math.atan2(s, qw) / s if s > 1e-12 else 2.0 + (2.0 / 3.0) * s * s
-    return np.array([x, y, z, qx * k, qy * k, qz * k])
+    roll = math.atan2(2.0 * (qw * qx + qy * qz), 1.0 - 2.0 * (qx * qx + qy * qy))
+    pitch = math.asin(max(-1.0, min(1.0, 2.0 * (qw * qy - qz * qx))))
+    yaw = math.atan2(2.0 * (qw * qz + qx * qy), 1.0 - 2.0 * (qy * qy + qz * qz))
+    return np.array([x, y, z, roll, pitch, yaw])
+
+
+def _quat_of_rpy(roll, pitch, yaw):
+    hr, hp, hy = 0.5 * roll, 0.5 * pitch, 0.5 * yaw
+    cr, sr, cp, sp, cy, sy = np.cos(hr), np.sin(hr), np.cos(hp), np.sin(hp), np.cos(hy), np.sin(hy)
+    return (sr * cp * cy - cr * sp * sy, cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy,
+            cr * cp * cy + sr * sp * sy)
 
 
 def dof_to_pose_1(x) -> np.ndarray:
-    """``dof_to_pose`` of a single vector in float arithmetic (same exponential map)."""
-    rx, ry, rz = float(x[3]), float(x[4]), float(x[5])
-    angle = math.sqrt(rx * rx + ry * ry + rz * rz)
-    k = math.sin(0.5 * angle) / angle if angle > 1e-8 else 0.5 - angle * angle / 48.0
-    return np.array([float(x[0]), float(x[1]), float(x[2]), rx * k, ry * k, rz * k, math.cos(0.5 * angle)])
+    """``dof_to_pose`` of a single vector in float arithmetic (same formulas)."""
+    hr, hp, hy = 0.5 * float(x[3]), 0.5 * float(x[4]), 0.5 * float(x[5])
+    cr, sr, cp, sp = math.cos(hr), math.sin(hr), math.cos(hp), math.sin(hp)
+    cy, sy = math.cos(hy), math.sin(hy)
+    return np.array([float(x[0]), float(x[1]), float(x[2]), sr * cp * cy - cr * sp * sy,
+                     cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy, cr * cp * cy + sr * sp * sy])
+
+
+def base_twist(x, v) -> np.ndarray:
+    """[linear velocity, angular velocity in the base frame] of the DOF vector x moving at v:
+    w = M(rpy) d(rpy)/dt, M = [[cy cp, -sy, 0], [sy cp, cy, 0], [-sp, 0, 1]]."""
+    _, p, y = (float(a) for a in x[3:])
+    dr, dp, dy = (float(a) for a in v[3:])
+    cp, sp, cy, sy = math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    return np.array([float(v[0]), float(v[1]), float(v[2]), cy * cp * dr - sy * dp, sy * cp * dr + cy * dp,
+                     -sp * dr + dy])
 
 
 def dof_to_pose(x):
     x = np.asarray(x, dtype=float)
-    return np.concatenate([x[..., :3], rotvec_to_quat(x[..., 3:6])], axis=-1)
-
-
-def valid_pose(pose) -> bool:
-    """7 finite numbers with a quaternion norm not near zero (it gets normalised downstream)."""
-    try:
-        p = np.asarray(pose, dtype=float)
-    except (TypeError, ValueError):
-        return False
-    if p.shape != (7,) or not np.isfinite(p).all():
-        return False
-    n2 = float(p[3] * p[3] + p[4] * p[4] + p[5] * p[5] + p[6] * p[6])
-    return 0.25 < n2 < 4.0
+    return np.concatenate([x[..., :3], np.stack(_quat_of_rpy(x[..., 3], x[..., 4], x[..., 5]), axis=-1)], axis=-1)
 
 
 def clamp_orientation(pose, half_range):

@@ -36,6 +36,18 @@ def ramp_rate(tau, shape: str = 'quintic'):
     raise ValueError(f'unknown ramp shape {shape!r}; expected one of {SHAPES}')
 
 
+def ramp_curvature(tau, shape: str = 'quintic'):
+    """d2s/dtau2 (zero at both ends for quintic only)."""
+    t = np.clip(np.asarray(tau, dtype=float), 0.0, 1.0)
+    if shape == 'cubic':
+        return 6.0 - 12.0 * t
+    if shape == 'quintic':
+        return t * (60.0 + t * (-180.0 + 120.0 * t))
+    if shape == 'cosine':
+        return 0.5 * np.pi ** 2 * np.cos(np.pi * t)
+    raise ValueError(f'unknown ramp shape {shape!r}; expected one of {SHAPES}')
+
+
 def check_shape(shape: str) -> str:
     if shape not in SHAPES:
         raise ValueError(f'unknown ramp shape {shape!r}; expected one of {SHAPES}')

@@ -18,10 +18,12 @@ Orientation: the seed keeps it at the exit value; an exit with the platform stil
 would then be a velocity jump, so the rotation is brought to rest at the acceleration limit
 (a few ms) and then held.
 
-Back inside, the seed's return home: the undisturbed motion X(t) = x_0 + v_0 t (re-entry velocity
-kept) is filtered by a ramp c going 1 -> 0, y = c X + (1 - c) x_home; c' = 0 at both ends keeps the
-velocity continuous at re-entry and zero at home. The duration grows until every sampled
-second difference is within the per-DOF limits (checked on the exact samples sent).
+Velocity: the field can turn speed from one axis into another (an x exit at 0.15 m/s became
+y/z speed above their 0.1 m/s), so the acceleration is also clipped per DOF to what keeps the
+velocity within ``v_max``; the brake only ever reduces speed, so it is unaffected.
+
+Back inside, the seed's return home (``plans.plan_home``): the undisturbed motion filtered by a ramp
+from 1 to 0, bounded in length, or brake-then-ramp when that blend cannot stay within the limits.
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ import math
 import numpy as np
 
 from hil_core.planner.ellipsoid import ModifiedEllipsoid
-from hil_core.planner.ramps import check_shape, ramp
+from hil_core.planner.envelope import brake_step as _brake_step
+from hil_core.planner.plans import plan_home
 
 
 def scale_to_limits(a, a_max):
@@ -43,9 +46,7 @@ def scale_to_limits(a, a_max):
 def brake_step(x, v, a_max, dt):
     """One cycle of the controlled stop: each DOF decelerates at most at its limit to zero
     velocity (no reversal), semi-implicit so the output second difference is the acceleration."""
-    a = np.clip(-v / dt, -a_max, a_max)
-    v = v + a * dt
-    return x + v * dt, v
+    return _brake_step(np.asarray(x, dtype=float), np.asarray(v, dtype=float), np.asarray(a_max, dtype=float), dt)
 
 
 class CompliantRecovery:
@@ -54,7 +55,7 @@ class CompliantRecovery:
 
     def __init__(self, soft: ModifiedEllipsoid, expansion: float, dt: float, a_max,
                  k_n: float = 400.0, c_n: float = 40.0, c_t: float = 10.0, brake_margin: float = 1.5,
-                 max_duration: float = 30.0, inset: float = 0.03):
+                 max_duration: float = 30.0, inset: float = 0.03, v_max=None):
         if not expansion > 1.0:
             raise ValueError(f'hard-limit expansion must be > 1, got {expansion}')
         for name, value in (('k_n', k_n), ('c_n', c_n), ('c_t', c_t)):
@@ -66,6 +67,7 @@ class CompliantRecovery:
         self.k = float(expansion)
         self.dt = float(dt)
         self.a_max = np.asarray(a_max, dtype=float)
+        self.v_max = np.full(6, np.inf) if v_max is None else np.asarray(v_max, dtype=float)
         self.k_n, self.c_n, self.c_t = float(k_n), float(c_n), float(c_t)
         self.brake_margin = float(brake_margin)
         if not 0.0 < inset < 0.5:
@@ -115,6 +117,8 @@ class CompliantRecovery:
             a = -v / speed * self.a_brake * np.sqrt(3.0)      # scaled back to the per-DOF limits below
             a = np.where(np.abs(a) * dt > np.abs(v), -v / dt, a)
         a = scale_to_limits(a, self.a_max[:3])
+        vm = self.v_max[:3]
+        a = np.clip(a, (-vm - v) / dt, (vm - v) / dt)
         p_new = self.x[:3] + v * dt + 0.5 * a * dt * dt
         v_new = v + a * dt
         r_new, w_new = brake_step(self.x[3:], self.v[3:], self.a_max[3:], dt)
@@ -131,28 +135,8 @@ class CompliantRecovery:
 
 
 def plan_blend_home(x_prev, x0, home, dt, a_max, v_max=None, shape: str = 'quintic',
-                    min_duration: float = 0.5, max_duration: float = 120.0):
-    """Samples y_1..y_N (N x 6) of the seed's return-home blend, starting after the two last
-    outputs ``x_prev``, ``x0`` (their difference is the re-entry velocity) and ending exactly at
-    ``home`` with zero velocity. Also used for homing (x_prev == x0: start at rest)."""
-    check_shape(shape)
-    x_prev, x0, home = (np.asarray(v, dtype=float) for v in (x_prev, x0, home))
-    a_max = np.asarray(a_max, dtype=float)
-    v0 = (x0 - x_prev) / dt
-    duration = max(min_duration, dt)
-    while True:
-        n = int(np.ceil(duration / dt))
-        t = np.arange(1, n + 1) * dt
-        c = 1.0 - ramp(t / (n * dt), shape)
-        undisturbed = x0 + v0 * t[:, None]
-        y = c[:, None] * undisturbed + (1.0 - c[:, None]) * home
-        y[-1] = home
-        seq = np.vstack([x_prev, x0, y, home])
-        acc = np.abs(np.diff(seq, 2, axis=0)) / (dt * dt)
-        ok = np.all(acc <= a_max * (1.0 - 1e-9))
-        if ok and v_max is not None:
-            vel = np.abs(np.diff(seq, axis=0)) / dt
-            ok = np.all(vel <= np.maximum(np.asarray(v_max), np.abs(v0)) * (1.0 + 1e-9))
-        if ok or duration >= max_duration:
-            return y
-        duration *= 1.25
+                    min_duration: float = 0.5):
+    """Samples y_1..y_N (N x 6) that take the output from its last two samples home at rest
+    (``plans.plan_home``: the seed's blend when it fits the limits, else brake then ramp)."""
+    v_lim = np.full(6, np.inf) if v_max is None else np.asarray(v_max, dtype=float)
+    return plan_home(x_prev, x0, home, dt, np.asarray(a_max, dtype=float), v_lim, shape, min_duration).samples

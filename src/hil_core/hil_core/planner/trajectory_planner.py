@@ -9,8 +9,14 @@ RETURNING_HOME; FAULT as a level) and proceeds by itself HOMING -> SYNCHRONIZING
 SAFETY_RECOVERY -> RETURNING_HOME -> IDLE, reporting each step as an event.
 
 Inside the limits the output is the reference array itself (bit-identical, no added delay).
-Every output, whatever the phase, has per-DOF second differences within ``a_max``; the final
-guard enforces it and counts interventions (zero in a correct planner: the tests assert it).
+
+Hardening (issue 17, docs/planner.md "Hardening"): every input is validated before any arithmetic
+(``inputs``); every phase keeps to one per-DOF envelope (``envelope``: acceleration and velocity
+limits, the roll/pitch/yaw box of the total-orientation workspace, angle limits derated so that the
+angular rates from the quaternions hold); HOMING starts only from rest (a request while braking
+lets the stop finish first); homing and return plans are bounded and cheap (``plans``); a limiter
+error is a controlled stop with its reason. The final guard re-checks every output (finite,
+envelope, hard limit) and counts interventions: zero in a correct planner, the tests assert it.
 """
 from __future__ import annotations
 
@@ -21,12 +27,16 @@ import numpy as np
 from hil_core.modes import Event, HilMode
 from hil_core.planner.asc import AccelerationSaturationControl, RuckigLimiter
 from hil_core.planner.config import PlannerConfig
-from hil_core.planner.dof import clamp_orientation, dof_to_pose_1, pose_to_dof_1, valid_pose
-from hil_core.planner.recovery import CompliantRecovery, brake_step, plan_blend_home
+from hil_core.planner.dof import base_twist, dof_to_pose_1, pose_to_dof_1
+from hil_core.planner.envelope import Envelope, brake_step, rate_limits, within_limits
+from hil_core.planner.inputs import ReferenceInput, check_future, check_pose, check_stamp
+from hil_core.planner.plans import plan_home
+from hil_core.planner.recovery import CompliantRecovery
 from hil_core.planner.sync_ramp import SyncRamp
 
 INFO, WARN, ERROR = 0, 1, 2
-# phases in which the hard limit is enforced: homing from wherever the robot stands goes inward
+# phases in which the measured pose is checked against the hard limits: homing from wherever the
+# robot stands goes inward, IDLE and FAULT already stop
 _CHECKED = frozenset({HilMode.SYNCHRONIZING, HilMode.RUNNING, HilMode.SAFETY_RECOVERY, HilMode.RETURNING_HOME})
 
 
@@ -45,7 +55,7 @@ class PlannerEvent:
 @dataclass
 class StepResult:
     pose: np.ndarray | None      # safe reference (7), None until the planner knows the robot pose
-    twist: np.ndarray | None     # [v, w] (6), w = rotation-vector rate (small angles)
+    twist: np.ndarray | None     # [v, w] (6), w = angular velocity in the base frame
     events: list
     phase: HilMode
 
@@ -59,30 +69,39 @@ class TrajectoryPlanner:
         self.centre = np.asarray(ws.soft.centre, dtype=float)
         self.home = pose_to_dof_1(np.asarray(ws.home_pose, dtype=float))
         self.dt = cfg.dt
-        self.a_max = np.asarray(cfg.a_max, dtype=float)
+        self.a_max = np.asarray(cfg.a_max, dtype=float)       # as configured: what the robot may see
         self.v_max = np.asarray(cfg.v_max, dtype=float)
+        # the total-orientation box (seed 001 table 3); without one the angles are unbounded
+        self.half = None if ws.orientation_range is None else np.asarray(ws.orientation_range, dtype=float)
+        box = np.full(3, np.inf) if self.half is None else self.half
+        self._half = box.tolist()
+        self.lower, self.upper = np.r_[-np.inf, -np.inf, -np.inf, -box], np.r_[np.inf, np.inf, np.inf, box]
+        self.a_lim, self.v_lim = rate_limits(self.a_max, self.v_max, np.full(3, np.pi / 2) if self.half is None
+                                             else self.half)
+        self.envelope = Envelope(self.dt, self.a_lim, self.v_lim, self.lower, self.upper)
         if cfg.limiter == 'asc':
-            self.limiter = AccelerationSaturationControl(self.dt, self.a_max, self.v_max, cfg.asc_bandwidth_hz)
+            self.limiter = AccelerationSaturationControl(self.dt, self.a_lim, self.v_lim, cfg.asc_bandwidth_hz,
+                                                         lower=self.lower, upper=self.upper)
         else:
-            self.limiter = RuckigLimiter(self.dt, self.a_max, self.v_max, cfg.j_max)
+            self.limiter = RuckigLimiter(self.dt, self.a_lim, self.v_lim, cfg.j_max, self.lower, self.upper)
         self.sync = SyncRamp(cfg.sync_duration, self.dt, cfg.ramp_shape)
-        self.recovery = CompliantRecovery(self.soft, self.k, self.dt, self.a_max, cfg.k_n, cfg.c_n, cfg.c_t,
-                                          cfg.brake_margin, cfg.max_recovery_duration, cfg.recovery_inset)
+        self.recovery = CompliantRecovery(self.soft, self.k, self.dt, self.a_lim, cfg.k_n, cfg.c_n, cfg.c_t,
+                                          cfg.brake_margin, cfg.max_recovery_duration, cfg.recovery_inset,
+                                          v_max=self.v_lim)
+        self.inputs = ReferenceInput(cfg.input_rules(), cfg.reference_timeout_frames)
         self.phase = HilMode.IDLE
         self.supervisor_mode: HilMode | None = None
         self.x = None                 # last output, 6-DOF
         self.v = np.zeros(6)          # its discrete velocity
         self.pose = None              # last output pose (7)
         self.measured = None
-        self.last_ref = None          # last valid reference pose
-        self.last_ref_stamp = None
-        self.missing = 0
-        self.bad_streak = 0
-        self.plan = None              # queued samples (N x 6) of homing / return home
+        self.plan = None              # samples (N x 6) of homing / return home still to send
+        self.plan_i = 0
         self.exit_predicted = False
         self.clamping = False
         self.guard_interventions = 0
         self.fault_reason = ''
+        self._streaks = {'measured_invalid': 0, 'mode_invalid': 0, 'future_invalid': 0}
 
     # ------------------------------------------------------------------------------------------
     @property
@@ -93,88 +112,98 @@ class TrajectoryPlanner:
 
     def will_use_reference(self, mode) -> bool:
         """``uses_reference`` after the supervisor mode of the next frame is applied (pure preview)."""
-        if mode is not None and HilMode(mode) is HilMode.FAULT:
+        try:
+            mode = None if mode is None else HilMode(mode)
+        except ValueError:
+            mode = None
+        if mode is HilMode.FAULT:
             return False
-        if mode is not None and HilMode(mode) != self.supervisor_mode and HilMode(mode) in (
+        if mode is not None and mode != self.supervisor_mode and mode in (
                 HilMode.RETURNING_HOME, HilMode.IDLE) and self.phase is not HilMode.IDLE:
             return False
         return self.uses_reference
+
+    def stamp_problem(self, stamp_ns, now_ns) -> str | None:
+        """Why a reference stamp lies outside the window of sim time ``now_ns`` (None if inside):
+        lets a node that keys its frames by the reference stamp refuse it before using it as a key."""
+        return check_stamp(stamp_ns, None, now_ns, self.inputs.rules, 0)
+
+    def refuse_reference(self, reason: str) -> list:
+        """Events for a reference a node refused with ``stamp_problem`` (once per streak)."""
+        pairs = []
+        self.inputs.refuse(reason, pairs)
+        return [PlannerEvent(name, message, WARN) for name, message in pairs]
 
     def level(self, x) -> float:
         c = self.centre
         return self.soft.level_point((x[0] - c[0], x[1] - c[1], x[2] - c[2]))
 
     def step(self, reference=None, stamp_ns: int | None = None, mode=None, measured=None,
-             future=None) -> StepResult:
+             future=None, now_ns: int | None = None) -> StepResult:
+        """One frame. ``now_ns``: the frame's sim time (reference stamps must lie in a window around
+        it); without it the stamps are bounded against the last accepted one."""
         ev: list[PlannerEvent] = []
         self._take_measured(measured, ev)
-        ref = self._take_reference(reference, stamp_ns, ev)
+        pairs = []
+        ref = self.inputs.take(reference, stamp_ns, now_ns, self.uses_reference, pairs)
+        ev += [PlannerEvent(name, message, WARN) for name, message in pairs]
         if self.x is None:
             if self.measured is None:
                 return StepResult(None, None, ev, self.phase)
             self.x = pose_to_dof_1(self.measured)
             self.v = np.zeros(6)
             self.pose = dof_to_pose_1(self.x)
-        self._apply_mode(mode, ev)
+        self._apply_mode(self._valid_mode(mode, ev), ev)
         if future is not None:
             self._look_ahead(future, ev)
         out_x, out_pose = self._advance(ref, ev)
         self._emit(out_x, out_pose, ev)
-        return StepResult(self.pose, self.v.copy(), ev, self.phase)
+        return StepResult(self.pose, base_twist(self.x, self.v), ev, self.phase)
 
     # --- inputs ---------------------------------------------------------------------------------
+    def _once(self, name, ok, ev, message):
+        """An input problem reported once per streak of bad inputs (not 400 times a second)."""
+        if ok:
+            self._streaks[name] = 0
+            return
+        self._streaks[name] += 1
+        if self._streaks[name] == 1:
+            ev.append(PlannerEvent(name, message, WARN))
+
     def _take_measured(self, measured, ev):
         if measured is None:
             return
-        if not valid_pose(measured):
-            ev.append(PlannerEvent('measured_invalid', 'measured TCP pose is not a finite pose: ignored', WARN))
+        pose, reason = check_pose(measured, self.inputs.rules)
+        self._once('measured_invalid', reason is None, ev, f'measured TCP pose refused: {reason}')
+        if pose is None:
             return
-        self.measured = np.asarray(measured, dtype=float)
-        lvl = self.level(self.measured)
-        if lvl > self.k and self.phase in _CHECKED:
-            self._fault(ev, f'measured TCP beyond the hard limit (level {lvl:.3f} > {self.k:.3f})',
-                        point=self.measured[:3])
+        self.measured = pose
+        if self.phase not in _CHECKED:
+            return
+        lvl = self.level(pose)
+        if lvl > self.k:
+            self._fault(ev, f'measured TCP beyond the hard limit (level {lvl:.3f} > {self.k:.3f})', point=pose[:3])
+        elif self.half is not None:
+            rpy = np.abs(pose_to_dof_1(pose)[3:])
+            if np.any(rpy > self.k * self.half):
+                self._fault(ev, f'measured TCP orientation (roll, pitch, yaw) {np.degrees(rpy).round(2).tolist()} deg '
+                            f'beyond the hard limit of the total-orientation range, {self.k:.3f} x '
+                            f'{np.degrees(self.half).round(2).tolist()} deg', point=pose[:3])
 
-    def _take_reference(self, reference, stamp_ns, ev):
-        if reference is None:
-            if not self.uses_reference:
-                return self.last_ref
-            self.missing += 1
-            if self.missing == self.cfg.reference_timeout_frames:
-                ev.append(PlannerEvent('reference_stale', f'no reference for {self.missing} frames: holding the '
-                                       'last one (limiter decelerates)', WARN))
-            return self.last_ref
-        reason = None
-        if not valid_pose(reference):
-            reason = 'reference is not a finite pose (NaN/inf, wrong size or zero quaternion)'
-        elif stamp_ns is not None and self.last_ref_stamp is not None and stamp_ns <= self.last_ref_stamp:
-            reason = f'reference stamp {stamp_ns} not after the last one {self.last_ref_stamp}'
-        if reason:
-            self.bad_streak += 1
-            if self.bad_streak == 1:
-                ev.append(PlannerEvent('reference_invalid', reason + ': holding the last good reference', WARN))
-            return self.last_ref
-        self.bad_streak = 0
-        self.missing = 0
-        if stamp_ns is not None:
-            self.last_ref_stamp = stamp_ns
-        ref = np.asarray(reference, dtype=float)
-        rng = self.cfg.workspace.orientation_range
-        if rng is not None:
-            # the workspace limits hold only for orientations inside the range they were computed
-            # for (seed 001 table 3): clamp there; the limiter makes the clamp acceleration-limited
-            ref, clamped = clamp_orientation(ref, rng)
-            if clamped and not self.clamping and self.uses_reference:
-                ev.append(PlannerEvent('orientation_clamped', 'reference orientation outside the workspace '
-                                       'orientation range: clamped', WARN, {'range_rpy': list(rng)}))
-            self.clamping = clamped and self.uses_reference
-        self.last_ref = ref
-        return self.last_ref
+    def _valid_mode(self, mode, ev):
+        if mode is None:
+            return None
+        try:
+            mode = HilMode(mode)
+        except ValueError:
+            self._once('mode_invalid', False, ev, f'unknown mode {mode!r} ignored')
+            return None
+        self._once('mode_invalid', True, ev, '')
+        return mode
 
     def _apply_mode(self, mode, ev):
         if mode is None:
             return
-        mode = HilMode(mode)
         if mode is HilMode.FAULT and self.phase is not HilMode.FAULT:
             self.phase = HilMode.FAULT                 # supervisor's FAULT: controlled stop, no echo
             self.plan = None
@@ -183,9 +212,10 @@ class TrajectoryPlanner:
         self.supervisor_mode = mode
         moving = self.phase in (HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RUNNING)
         if mode is HilMode.HOMING and self.phase is HilMode.IDLE:
+            # planned once at rest (_advance): a request while still braking lets the stop finish
+            # first, so the homing ramp never carries the braking motion on outward
             self.phase = HilMode.HOMING
-            self.plan = plan_blend_home(self.x - self.v * self.dt, self.x, self.home, self.dt, self.a_max,
-                                        self.v_max, self.cfg.ramp_shape, self.cfg.homing_min_duration)
+            self.plan = None
         elif mode is HilMode.RETURNING_HOME and moving:
             self._start_return(ev, 'stop requested')
         elif mode is HilMode.IDLE and self.phase is not HilMode.IDLE:
@@ -196,9 +226,9 @@ class TrajectoryPlanner:
     def _look_ahead(self, future, ev):
         """Seed 001 3.4: buffered future references are checked too, so an exit is known before
         it is commanded (reported; the takeover itself happens on the first pose outside)."""
-        f = np.asarray(future, dtype=float).reshape(-1, 7)
-        f = f[np.all(np.isfinite(f), axis=1)]
-        if self.phase not in (HilMode.SYNCHRONIZING, HilMode.RUNNING) or len(f) == 0:
+        f, reason = check_future(future, self.inputs.rules)
+        self._once('future_invalid', reason is None, ev, f'look-ahead buffer refused: {reason}')
+        if f is None or self.phase not in (HilMode.SYNCHRONIZING, HilMode.RUNNING) or len(f) == 0:
             return
         outside = self.soft.level(f[:, :3] - self.centre) > 1.0
         if outside.any() and not self.exit_predicted:
@@ -208,23 +238,46 @@ class TrajectoryPlanner:
         self.exit_predicted = bool(outside.any())
 
     # --- phases -----------------------------------------------------------------------------------
+    def _limits_at(self, x):
+        """(a, v) per DOF valid at the angles of x: the box's own when inside it, derated further for
+        a robot tilted beyond it (homing from where it stands)."""
+        if self.half is None or self._in_box(x):
+            return self.a_lim, self.v_lim
+        return rate_limits(self.a_max, self.v_max, np.maximum(self.half, np.abs(x[3:])))
+
+    def _in_box(self, x) -> bool:
+        h = self._half
+        return abs(float(x[3])) <= h[0] and abs(float(x[4])) <= h[1] and abs(float(x[5])) <= h[2]
+
+    def _brake(self):
+        a, _ = self._limits_at(self.x)
+        return brake_step(self.x, self.v, a, self.dt)[0]
+
+    def _hold(self):
+        """Hold, bit-identical; or, if still moving, one cycle of the controlled stop."""
+        return (self.x, self.pose) if not np.any(self.v) else (self._brake(), None)
+
     def _advance(self, ref, ev):
         ph = self.phase
         if ph in (HilMode.IDLE, HilMode.FAULT):
-            if not np.any(self.v):
-                return self.x, self.pose                      # hold, bit-identical
-            x, _ = brake_step(self.x, self.v, self.a_max, self.dt)
-            return x, None
+            return self._hold()
         if ph is HilMode.HOMING:
+            if self.plan is None:
+                if np.any(self.v):
+                    return self._brake(), None
+                a, v = self._limits_at(self.x)
+                self._set_plan(plan_home(self.x, self.x, self.home, self.dt, a, v, self.cfg.ramp_shape,
+                                         self.cfg.homing_min_duration), None, '', ev)
             x = self._pop_plan()
             if self.plan is None:
                 self.phase = HilMode.SYNCHRONIZING
                 self.sync.start_pose = None
-                ev.append(PlannerEvent(Event.HOMED.value, 'home pose reached', INFO, {'pose': self.home.tolist()}))
+                ev.append(PlannerEvent(Event.HOMED.value, 'home pose reached', INFO,
+                                       {'pose': self.home.tolist(), **self._plan_values}))
             return x, None
         if ph is HilMode.SYNCHRONIZING:
             if ref is None:
-                return self.x, self.pose
+                return self._hold()
             if self.sync.start_pose is None:
                 self.sync.start(self.pose)
                 self.limiter.reset(self.x, self.v)
@@ -235,17 +288,16 @@ class TrajectoryPlanner:
                 ev.append(PlannerEvent(Event.SYNCHRONIZED.value, 'synchronization coefficient reached 1'))
             return out
         if ph is HilMode.RUNNING:
-            if ref is None:
-                return self.x, self.pose
-            return self._limit_and_check(ref, ev)
+            return self._hold() if ref is None else self._limit_and_check(ref, ev)
         if ph is HilMode.SAFETY_RECOVERY:
             x, back = self.recovery.step()
             if back:
                 ev.append(PlannerEvent(Event.BACK_INSIDE.value, 'back inside the soft limit: returning home', INFO,
                                        {'point': x[:3].tolist(), 'max_level': self.recovery.max_level}))
                 self.phase = HilMode.RETURNING_HOME
-                self.plan = plan_blend_home(self.x, x, self.home, self.dt, self.a_max, self.v_max,
-                                            self.cfg.ramp_shape, self.cfg.return_min_duration)
+                self._set_plan(plan_home(self.x, x, self.home, self.dt, self.a_lim, self.v_lim, self.cfg.ramp_shape,
+                                         self.cfg.return_min_duration, self.lower, self.upper), None, '', ev)
+                ev[-1].values.update(self._plan_values)
             elif self.recovery.timed_out:
                 self._fault(ev, 'compliant recovery did not bring the TCP back inside in time', point=x[:3])
             return x, None
@@ -256,15 +308,28 @@ class TrajectoryPlanner:
             if self.plan is None:
                 self.phase = HilMode.IDLE
                 ev.append(PlannerEvent(Event.HOME_REACHED.value, 'home pose reached, at rest'))
-                return self.home.copy(), None
             return x, None
         raise AssertionError(f'unhandled phase {ph}')
 
     def _limit_and_check(self, ref_pose, ev):
-        x, passthrough = self.limiter.step(pose_to_dof_1(ref_pose))
+        r = pose_to_dof_1(ref_pose)
+        # the workspace limits hold only inside the total-orientation range (seed 001 table 3):
+        # the reference angles are clamped there, the limiter's envelope makes the clamp smooth
+        rc = np.minimum(np.maximum(r, self.lower), self.upper)
+        clamped = bool(np.any(rc != r))
+        if clamped and not self.clamping:
+            ev.append(PlannerEvent('orientation_clamped', 'reference orientation outside the workspace '
+                                   'orientation range: clamped', WARN, {'range_rpy': list(self.half)}))
+        self.clamping = clamped
+        x, passthrough = self.limiter.step(rc)
+        error = getattr(self.limiter, 'error', '')
+        if error:
+            ev.append(PlannerEvent('limiter_error', error, ERROR, {'limiter': self.cfg.limiter}))
+            self._fault(ev, f'acceleration limiter failed ({error})', point=x[:3])
+            return x, None
         if self.level(x) > 1.0:
             return self._takeover(x, ev, 'reference leaves the soft limit'), None
-        return x, (np.asarray(ref_pose) if passthrough else None)
+        return x, (ref_pose if passthrough and not clamped else None)
 
     def _takeover(self, x, ev, why):
         v0 = (x - self.x) / self.dt
@@ -278,13 +343,22 @@ class TrajectoryPlanner:
 
     def _start_return(self, ev, why):
         self.phase = HilMode.RETURNING_HOME
-        self.plan = plan_blend_home(self.x - self.v * self.dt, self.x, self.home, self.dt, self.a_max, self.v_max,
-                                    self.cfg.ramp_shape, self.cfg.return_min_duration)
-        ev.append(PlannerEvent('returning_home', why, INFO))
+        a, v = self._limits_at(self.x)
+        plan = plan_home(self.x - self.v * self.dt, self.x, self.home, self.dt, a, v, self.cfg.ramp_shape,
+                         self.cfg.return_min_duration, self.lower, self.upper)
+        self._set_plan(plan, 'returning_home', why, ev)
+
+    def _set_plan(self, plan, event, why, ev):
+        self.plan, self.plan_i = plan.samples, 0
+        self._plan_values = {'plan': plan.kind, 'duration': plan.duration, 'frames': len(plan.samples)}
+        if event:
+            ev.append(PlannerEvent(event, why, INFO, dict(self._plan_values)))
 
     def _pop_plan(self):
-        x = self.plan[0]
-        self.plan = self.plan[1:] if len(self.plan) > 1 else None
+        x = self.plan[self.plan_i]
+        self.plan_i += 1
+        if self.plan_i == len(self.plan):
+            self.plan = None
         return x
 
     def _fault(self, ev, reason, point=None):
@@ -296,19 +370,31 @@ class TrajectoryPlanner:
 
     # --- output ----------------------------------------------------------------------------------
     def _emit(self, x, pose, ev):
+        """Last line of defence: a correct planner never gets past the first test."""
         dt = self.dt
-        v = (x - self.x) / dt
-        a = (v - self.v) / dt
-        if (np.abs(a) > self.a_max * (1.0 + 1e-9)).any() or not np.isfinite(x).all():
-            # last line of defence; a correct planner never gets here
+        x = np.asarray(x, dtype=float)
+        if not np.isfinite(x).all():
             self.guard_interventions += 1
-            a = np.clip(np.nan_to_num(a), -self.a_max, self.a_max)
-            v = self.v + a * dt
+            if self.phase is not HilMode.FAULT:
+                self._fault(ev, f'planner output not finite in {self.phase.value}')
+            x, pose = self._brake(), None
+        v = (x - self.x) / dt
+        a_at, v_at = self._limits_at(self.x)
+        acc = (v - self.v) / dt
+        if not within_limits(x, v, acc, a_at, v_at, None if self.half is None else self._half, self.x):
+            self.guard_interventions += 1
+            inside = a_at is self.a_lim
+            guard = self.envelope if inside else Envelope(dt, a_at, v_at)
+            acc = guard.clip(self.x, self.v, acc)
+            v = self.v + acc * dt
             x = self.x + v * dt
             pose = None
-            ev.append(PlannerEvent('acceleration_guard', 'output acceleration above the limit was clipped', ERROR))
-        if self.phase in _CHECKED and self.level(x) > self.k:
-            self._fault(ev, f'commanded pose beyond the hard limit (level {self.level(x):.3f})', point=x[:3])
-        self.x = np.asarray(x, dtype=float).copy()
+            ev.append(PlannerEvent('acceleration_guard', 'output outside the motion envelope was clipped', ERROR))
+            if self.phase in (HilMode.SYNCHRONIZING, HilMode.RUNNING):
+                self.limiter.sync(x, v)
+        lvl = self.level(x)
+        if lvl > self.k and lvl > self.level(self.x) and self.phase is not HilMode.FAULT:
+            self._fault(ev, f'commanded pose beyond the hard limit (level {lvl:.3f})', point=x[:3])
+        self.x = x.copy()
         self.v = v
         self.pose = pose if pose is not None else dof_to_pose_1(self.x)
