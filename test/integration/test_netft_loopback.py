@@ -117,3 +117,58 @@ def test_standalone_device_script():
         proc.send_signal(signal.SIGINT)
         out = proc.communicate(timeout=10)[0]
     assert 'dropped=' in out and proc.returncode == 0
+
+
+def test_strays_and_a_renumbered_stream_are_not_losses():
+    """Issue 17 item 4: stray records (random rdt_sequence) and a box that starts its numbering
+    again are reported (strays, resets), never counted as lost packets."""
+    n = 4000
+    with NetFTDevice(rate=4000.0, drop=0.01, stray=0.02, seed=11) as dev:
+        client = NetFTClient(*dev.address, timeout=0.2)
+        client.start(sample_count=n)
+        first = _drain(client, lambda tot: dev.produced >= n // 2)['accepted']
+        dev.restart_numbering()
+        t = _drain(client, lambda tot: dev.produced >= n and not dev.streaming
+                   and first + tot['accepted'] + dev.counters['dropped'] + client.socket_drops() + 2 >= n)
+        t['accepted'] += first
+        kernel = client.socket_drops()
+        client.close()
+    tr = client.tracker
+    assert dev.counters['strays'] > 20 and dev.counters['renumbered'] == 1
+    assert tr.resets == 1 and tr.lost <= dev.counters['dropped'] + kernel
+    assert tr.lost >= dev.counters['dropped'] - 2            # a drop inside the reset's run is not seen
+    if kernel == 0:
+        assert tr.strays == dev.counters['strays']
+    assert t['accepted'] >= n - dev.counters['dropped'] - kernel - 2     # the reset costs two records
+
+
+def test_re_request_while_streaming_restarts_at_one_without_loss():
+    """The box numbers every stream from 1; a re-request (after a silence) must not turn the
+    new stream into duplicates."""
+    with NetFTDevice(rate=2000.0, seed=12) as dev:
+        client = NetFTClient(*dev.address, timeout=0.2)
+        client.start()
+        _drain(client, lambda tot: tot['accepted'] >= 500)
+        client.start()                                        # the same client asks again
+        t = _drain(client, lambda tot: tot['accepted'] >= 500 and dev.counters['starts'] == 2
+                   and dev.next_sequence > 300)
+        client.close()
+    assert client.tracker.lost == client.socket_drops() and client.tracker.duplicates <= 2
+    assert t['accepted'] >= 500
+
+
+def test_implausible_counts_are_marked():
+    prof = LoadProfile([{'type': 'constant', 'wrench': [1.5, -2.0, 10.0, 0.25, -0.5, 0.125]}])
+    with NetFTDevice(rate=1000.0, profile=prof) as dev:
+        client = NetFTClient(*dev.address, timeout=0.5)
+        client.start()
+        _drain(client, lambda tot: tot['records'] >= 20)
+        dev.override_counts([-1] * 6, 30)
+        flagged = []
+        end = time.monotonic() + 20
+        while sum(flagged) < 30 and time.monotonic() < end:
+            b = client.receive()
+            flagged += b.implausible.tolist()
+            assert np.all(b.counts[b.implausible] == -1)
+        client.close()
+    assert sum(flagged) == 30

@@ -5,11 +5,17 @@ kernel, and its receive buffer is enlarged (a 7 kHz stream must survive a schedu
 of the receiving thread). ``receive`` blocks up to ``timeout`` for the first datagram of a
 burst and then drains what is queued without blocking, so the caller can run the signal
 chain per block.
+
+Each record of a burst is classified by the sequence tracker (in order, late, duplicate,
+stray, start of a stream, reset), given a position (a continuous record index) when it is to
+be processed, and checked for implausible raw counts. A forward gap is a loss only if the box
+can have sent that many records since the last one (``max_rate``, 7 kHz for a Net F/T).
 """
 from __future__ import annotations
 
 import errno
 import socket
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,8 +28,13 @@ class Burst:
     rdt_sequence: np.ndarray          # (N,) int64 of the well-formed records, arrival order
     status: np.ndarray                # (N,) int64
     counts: np.ndarray                # (N, 6) int64
-    accepted: np.ndarray              # (N,) bool: newer than every record before (not late/duplicate)
+    accepted: np.ndarray              # (N,) bool: to be processed (in order, or a stream's start)
     bad_length: int                   # datagrams of the wrong length in this burst (dropped)
+    positions: np.ndarray = None      # (N,) int64 record index of accepted records, -1 otherwise
+    continuous: np.ndarray = None     # (N,) bool: an accepted record continues the previous one
+    kind: np.ndarray = None           # (N,) int8: netft_sequence kind (IN_ORDER, STRAY, ...)
+    implausible: np.ndarray = None    # (N,) bool: raw counts that cannot be a measurement
+    arrival: float = 0.0              # time.monotonic() when the burst was read
 
     def __len__(self) -> int:
         return int(self.rdt_sequence.shape[0])
@@ -31,12 +42,12 @@ class Burst:
 
 class NetFTClient:
     def __init__(self, ip: str, port: int = rdt.RDT_PORT, timeout: float = 0.1,
-                 rcvbuf: int = 4 * 1024 * 1024, max_burst: int = 4096):
+                 rcvbuf: int = 4 * 1024 * 1024, max_burst: int = 4096, max_rate: float = 7000.0):
         self.address = (ip, int(port))
         self.timeout = float(timeout)
         self.rcvbuf = int(rcvbuf)
         self.max_burst = int(max_burst)
-        self.tracker = rdt.SequenceTracker()
+        self.tracker = rdt.SequenceTracker(max_rate=max_rate)
         self.bad_packets = 0
         self.sock: socket.socket | None = None
 
@@ -108,12 +119,25 @@ class NetFTClient:
             pass
         except ConnectionRefusedError:  # ICMP port unreachable from an earlier send: nobody there
             pass
+        arrival = time.monotonic()
         good = [d for d in datagrams if len(d) == rdt.RECORD_SIZE]
         bad = len(datagrams) - len(good)
         self.bad_packets += bad
         if not good:
             empty = np.zeros(0, dtype=np.int64)
-            return Burst(empty, empty, np.zeros((0, 6), dtype=np.int64), np.zeros(0, dtype=bool), bad)
+            no = np.zeros(0, dtype=bool)
+            return Burst(empty, empty, np.zeros((0, 6), dtype=np.int64), no, bad, empty, no,
+                         np.zeros(0, dtype=np.int8), no, arrival)
         seq, _ft, status, counts = rdt.parse_records(good)
-        accepted = np.array([self.tracker.update(s) for s in seq], dtype=bool)
-        return Burst(seq, status, counts, accepted, bad)
+        n = len(good)
+        accepted = np.zeros(n, dtype=bool)
+        positions = np.full(n, -1, dtype=np.int64)
+        continuous = np.zeros(n, dtype=bool)
+        kind = np.zeros(n, dtype=np.int8)
+        tr = self.tracker
+        for i, s in enumerate(seq.tolist()):
+            if tr.update(s, arrival):
+                accepted[i], positions[i], continuous[i] = True, tr.position, tr.continuous
+            kind[i] = tr.kind
+        return Burst(seq, status, counts, accepted, bad, positions, continuous, kind,
+                     rdt.implausible_counts(counts), arrival)
