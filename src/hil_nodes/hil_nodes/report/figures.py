@@ -195,10 +195,15 @@ def stages(chain, out) -> str:
     fig, (asig, adel, again) = plt.subplots(3, 1, figsize=(10, 10), gridspec_kw={'height_ratios': [3, 2, 2]})
     s0 = int(chain.starts[0]) if chain.starts.size else 0
     span = slice(s0, min(chain.grid.size, s0 + int(round(1.2 * chain.fs))))
+    t0, t1 = chain.grid[span][0], chain.grid[span][-1]
     for s in chain.stages:
-        y = np.where(s.motion_ok, s.motion, np.nan)[span]
-        label = LABELS[s.key] + (' (ideal motion)' if s.kind == 'force' else '')
-        asig.plot(chain.grid[span], y * 1e3, lw=1.0, label=label)
+        if s.kind == 'force':     # its ideal motion, where the force is complete
+            asig.plot(chain.grid[span], np.where(s.motion_ok, s.motion, np.nan)[span] * 1e3, lw=1.0,
+                      label=LABELS[s.key] + ' (ideal motion)')
+        else:                     # its own samples: a gappy stream shows as what it is
+            sel = (s.times >= t0) & (s.times <= t1)
+            asig.plot(s.times[sel], s.raw[sel] * 1e3, lw=1.0, marker='.' if not s.complete else None,
+                      ms=3, label=LABELS[s.key] + ('' if s.complete else ' (incomplete)'))
     asig.set_ylabel(f'{AXES[chain.axis]} (mm or mrad)')
     asig.set_xlabel('time (s)')
     asig.set_title('Each stage of the chain on one DOF, first segment (force stages: the model driven by them)')
