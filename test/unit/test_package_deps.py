@@ -19,6 +19,7 @@ PACKAGES = ('hil_core', 'hil_nodes', 'hil_sim')
 MODULE_KEYS = {
     'numpy': 'python3-numpy', 'scipy': 'python3-scipy', 'yaml': 'python3-yaml',
     'matplotlib': 'python3-matplotlib', 'numba': 'python3-numba', 'ruamel': 'python3-ruamel.yaml',
+    'psutil': 'python3-psutil',
     'rosbags': 'python3-rosbags-pip', 'ruckig': 'python3-ruckig-pip', 'pinocchio': 'pinocchio',
     'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
 }
