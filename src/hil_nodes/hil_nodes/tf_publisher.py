@@ -13,8 +13,6 @@ Static frames (F/T sensor, fixed URDF joints, the arm mount) go out once, in one
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from tf2_msgs.msg import TFMessage
 
@@ -29,7 +27,7 @@ class TfOutput:
         self.node = node
         self.pub = node.create_publisher(TFMessage, topics.TF, qos.tf())
         self.static_pub = node.create_publisher(TFMessage, topics.TF_STATIC, qos.tf_static())
-        self._last_frames_s = -math.inf
+        self._last_frames_ns = None
         self.published = 0
 
     def static(self, transforms) -> None:
@@ -42,14 +40,17 @@ class TfOutput:
             self.published += 1
 
     def frames_due(self, stamp_ns: int, rate: float) -> bool:
-        """Display frames at most ``rate`` Hz of sample time (0 = never)."""
-        if rate <= 0.0 or stamp_ns * 1e-9 - self._last_frames_s < 1.0 / rate:
+        """Display frames at most ``rate`` Hz of sample time (0 = never); whole nanoseconds, so
+        50 Hz of 400 Hz samples is exactly every 8th sample."""
+        if rate <= 0.0:
             return False
-        self._last_frames_s = stamp_ns * 1e-9
+        if self._last_frames_ns is not None and stamp_ns - self._last_frames_ns < round(1e9 / rate):
+            return False
+        self._last_frames_ns = stamp_ns
         return True
 
     def reset(self) -> None:
-        self._last_frames_s = -math.inf
+        self._last_frames_ns = None
 
     def destroy(self) -> None:
         self.node.destroy_publisher(self.pub)
