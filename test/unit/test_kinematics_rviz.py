@@ -10,7 +10,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 NAMES = {v for k, v in vars(topics).items() if k.isupper() and isinstance(v, str)}
 
 
-@pytest.mark.parametrize('name, frame', [('hexafloat.rviz', 'hexapod_base'), ('space_iiwa.rviz', 'iiwa_link_0')])
+@pytest.mark.parametrize('name, frame', [('hexafloat.rviz', 'hexapod_base'), ('space_iiwa.rviz', 'world')])
 def test_rviz_config(name, frame):
     cfg = yaml.safe_load((ROOT / 'config' / 'rviz' / name).read_text())
     manager = cfg['Visualization Manager']
