@@ -116,3 +116,58 @@ def test_standalone_process_lifecycle(ros):
     assert ros.change_state('ft_sensor', 'deactivate') and ros.change_state('ft_sensor', 'cleanup')
     assert ros.change_state('ft_sensor', 'shutdown')
     assert proc.proc.poll() is None or proc.proc.returncode == 0
+
+
+def _raw_fz(raw):
+    return np.array([m.wrench.force.z for m in raw])
+
+
+def test_all_ones_and_rail_counts_are_refused_not_published(ros):
+    """Issue 17 item 4: 0xFFFFFFFF on every axis is -1 count, about 0 N, a 15 N step that the
+    spike check lets through; an int32 rail is a clipped value. Neither may come out as a force."""
+    prof = LoadProfile([{'type': 'constant', 'wrench': LOAD}])
+    with NetFTDevice(rate=1000.0, profile=prof, seed=6) as dev:
+        node = _ft(ros, dev.address[1], sample_rate=1000.0, publish_raw_all=True)
+        raw = ros.collect(WrenchStamped, topics.FT_WRENCH_RAW, BEST_EFFORT)
+        diag = _diag(ros)
+        ros.bring_up('ft_sensor')
+        ros.spin_until(lambda: len(raw) >= 100, timeout=20, what='raw wrenches')
+        dev.override_counts([-1] * 6, 200)
+        ros.spin_until(lambda: dev.counters['overridden'] >= 200, timeout=20, what='all-ones records sent')
+        dev.override_counts([0, 0, 2 ** 31 - 1, 0, 0, 0], 200)
+        ros.spin_until(lambda: dev.counters['overridden'] >= 400, timeout=20, what='rail records sent')
+        n = len(raw)
+        ros.spin_until(lambda: len(raw) >= n + 100, timeout=20, what='valid data again')
+        errors = [s.message for d in diag for s in d.status if s.level == b'\x02']
+        ros.spin_until(lambda: _values(diag, 'implausible_counts') and int(_values(diag, 'implausible_counts')[-1]) >= 390,
+                       timeout=20, what='implausible_counts figure')
+        errors = [s.message for d in diag for s in d.status if s.level == b'\x02']
+        assert any('implausible raw counts' in m for m in errors)
+        assert np.all(np.abs(_raw_fz(raw) - LOAD[2]) < 1e-6)          # nothing but the load came out
+        assert node.source.implausible >= 390
+
+
+def test_burst_at_ten_times_the_rate_is_diagnosed_never_clamped(ros):
+    """Issue 17 item 4: the box sends at 10x the configured rate for a while. The driver used to
+    clamp the stamps 1 ns apart and say nothing; now an ERROR names the rate and the records of
+    the burst are refused, and every published stamp is a sample period after the previous."""
+    rate = 300.0
+    prof = LoadProfile([{'type': 'constant', 'wrench': LOAD}])
+    with NetFTDevice(rate=rate, profile=prof, seed=7) as dev:
+        node = _ft(ros, dev.address[1], sample_rate=rate, publish_rate=100.0, publish_raw_all=True)
+        raw = ros.collect(WrenchStamped, topics.FT_WRENCH_RAW, BEST_EFFORT)
+        diag = _diag(ros)
+        ros.bring_up('ft_sensor')
+        ros.spin_until(lambda: len(raw) >= 300, timeout=20, what='1 s of raw wrenches')
+        start = dev.produced
+        dev.set_rate_factor(10.0)
+        ros.spin_until(lambda: dev.produced >= start + 1500, timeout=20, what='0.5 s at 3 kHz')
+        dev.set_rate_factor(1.0)
+        errors = lambda: [s.message for d in diag for s in d.status if s.level == b'\x02' and 'rate anomaly' in s.message]
+        ros.spin_until(errors, timeout=20, what='rate anomaly ERROR')
+        assert 'configured sample_rate 300 Hz' in errors()[0]
+        n = len(raw)
+        ros.spin_until(lambda: len(raw) >= n + 300, timeout=30, what='stream accepted again')
+        assert node.source.clock.refused > 1000
+        stamps = np.array([stamp_to_ns(m.header.stamp) for m in raw])
+        assert np.all(np.diff(stamps) >= 0.99e9 / rate - 1)          # never squeezed together

@@ -122,3 +122,16 @@ def test_restart_anchors_the_new_stream_after_the_old_one():
     b = clock.stamp(np.arange(101, 110), int(1.2e9), continuous=False)     # new numbering
     assert b.stamps[0] > a.stamps[-1] and b.stamps[-1] == int(1.2e9)
     assert np.all(np.diff(b.stamps) == round(DT))
+
+
+def test_epoch_stamps_keep_nanosecond_resolution():
+    """Real-time stamps are ~1.8e18 ns: a float64 there is 256 ns coarse. Offsets are computed
+    in float, stamps added in int64, so a period of 3.333 ms stays within its slew bounds."""
+    clock = SampleClock(300.0)
+    t0 = 1_795_464_164_700_346_368
+    st = []
+    for k in range(0, 3000, 7):
+        pos = np.arange(k, k + 7)
+        st.append(clock.stamp(pos, t0 + int((k + 6) * 1e9 / 300.0) + (k * 7919) % 900_000).stamps)
+    d = np.diff(np.concatenate(st))
+    assert d.min() >= 1e9 / 300.0 * (1 - clock.slew) - 1 and d.max() <= 1e9 / 300.0 * (1 + clock.slew) + 1

@@ -229,6 +229,10 @@ class FtSensorNode(HilLifecycleNode):
             self._last_error = now
             self.status(ERROR, message, **self._figures())
 
+    def report_input_error(self, message: str) -> None:
+        """An input fault found by the source (rate-limited ERROR with the figures)."""
+        self._report_error(message)
+
     def report_bad_packets(self, n: int) -> None:
         self.bad_packets += n
         self._report_error(f'{n} RDT packet(s) of the wrong length (not 36 bytes) dropped')
@@ -261,11 +265,8 @@ class FtSensorNode(HilLifecycleNode):
                        saturated=c.counters['saturated'], spikes=c.counters['spike'],
                        status_errors=c.counters['status'], out_of_order_stamps=c.counters['out_of_order'],
                        filter_delay_ms=1e3 * c.delay_estimate(), bad_packets=self.bad_packets)
-        client = getattr(self.source, 'client', None)
-        if client is not None:
-            tr = client.tracker
-            figures.update(lost_packets=tr.lost, out_of_order_packets=tr.out_of_order, duplicates=tr.duplicates,
-                           status_word=f'0x{self.source.status_word:08x}')
+        if hasattr(self.source, 'figures'):      # netft: packets, strays, resets, rate (netft_source)
+            figures.update(self.source.figures())
         return figures
 
     def _diagnose(self) -> None:
@@ -287,6 +288,8 @@ class FtSensorNode(HilLifecycleNode):
             msg = f'no F/T input sample in the last {self.p.diag_period:g} s: output stopped'
         else:
             level, msg = OK, 'streaming'
+        if getattr(self.source, 'fault', None):
+            level, msg = ERROR, self.source.fault
         if getattr(self.source, 'silent', False):
             level, msg = ERROR, 'sensor silent (only one client can stream from a Net F/T at a time)'
         self.status(level, msg, rate_hz=rate, **figures)

@@ -7,29 +7,21 @@ Each source calls ``node.ingest(stamps_ns, wrench_si, flagged)`` with samples in
 * ``ReplaySource``: a recorded history (rosbag2 WrenchStamped topic or CSV) resampled onto the
   ``sample_rate`` grid; driven by ``/clock`` in lockstep (samples in (t_{k-1}, t_k]) or by a
   timer in real time, exactly like the mock sensor.
-* ``NetFTSource``: the ATI Net F/T RDT client in a thread: start streaming on activate, stop on
-  deactivate, a receive timeout reports a silent sensor and re-requests streaming with
-  exponential backoff; sample stamps are reconstructed from ``rdt_sequence`` at the
-  configured rate, anchored on the arrival time of the newest record of each burst.
+* ``NetFTSource`` (``hil_nodes.netft_source``): the ATI Net F/T RDT client in a thread.
 """
 from __future__ import annotations
-
-import threading
-import time
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
 
-from hil_core.ft import netft_protocol as rdt
-from hil_core.ft.netft_client import NetFTClient
 from hil_core.ft.replay import ReplayProfile, load_bag, load_csv
-from hil_core.ft.signal_chain import counts_to_si
 from hil_core.load_profiles import dropout_mask, load_scenario_file, sample_stamps_between
 from hil_nodes import topics
 from hil_nodes.base import WARN
 from hil_nodes.convert import stamp_to_ns, wrench_to_array
+from hil_nodes.netft_source import NetFTSource
 
 
 class MockSource:
@@ -146,76 +138,6 @@ class ReplaySource:
             self.node.destroy_subscription(self.sub)
         if self.timer is not None:
             self.node.destroy_timer(self.timer)
-
-
-class NetFTSource:
-    def __init__(self, node):
-        self.node = node
-        p = node.p
-        self.client = NetFTClient(p.sensor_ip, p.sensor_port, timeout=min(p.receive_timeout, 0.05))
-        self.client.open()
-        self.dt_ns = int(round(1e9 / p.sample_rate))
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._last_stamp = 0
-        self.silent = False
-        self.status_word = 0
-
-    def activate(self) -> None:
-        self._stop.clear()
-        self.client.start()
-        self._thread = threading.Thread(target=self._run, name='netft_rx', daemon=True)
-        self._thread.start()
-
-    def deactivate(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(2.0)
-            self._thread = None
-        self.client.stop()
-
-    def hardware_bias(self) -> None:
-        self.client.hardware_bias()
-
-    def _run(self) -> None:
-        p = self.node.p
-        backoff = p.receive_timeout
-        last_rx = time.monotonic()
-        while not self._stop.is_set():
-            burst = self.client.receive()
-            if burst.bad_length:
-                self.node.report_bad_packets(burst.bad_length)
-            if len(burst) == 0:
-                if time.monotonic() - last_rx >= p.receive_timeout:
-                    self.silent = True
-                    self.node.report_silent(time.monotonic() - last_rx)
-                    if self._stop.wait(backoff):
-                        break
-                    backoff = min(2.0 * backoff, p.reconnect_backoff_max)
-                    self.client.start()          # re-request the stream (the box may have rebooted)
-                continue
-            last_rx = time.monotonic()
-            self.silent = False
-            backoff = p.receive_timeout
-            keep = burst.accepted
-            if not np.any(keep):
-                continue
-            seq = burst.rdt_sequence[keep]
-            now = self.node.get_clock().now().nanoseconds
-            # sample stamps from the sequence numbers (uniform rate), newest = arrival time
-            back = ((seq[-1] - seq) & 0xFFFFFFFF) * self.dt_ns
-            stamps = now - back
-            stamps = np.maximum(stamps, self._last_stamp + 1 + np.arange(stamps.size))
-            self._last_stamp = int(stamps[-1])
-            self.status_word = int(burst.status[keep][-1])
-            flagged = (burst.status[keep] & rdt.STATUS_ERROR_BIT) != 0
-            si = counts_to_si(burst.counts[keep], p.counts_per_force, p.counts_per_torque)
-            self.node.ingest(stamps, si, flagged)
-
-    def close(self) -> None:
-        if self._thread is not None:
-            self.deactivate()
-        self.client.close()
 
 
 SOURCES = {'sim': SimSource, 'mock': MockSource, 'replay': ReplaySource, 'netft': NetFTSource}

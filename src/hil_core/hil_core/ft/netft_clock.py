@@ -113,16 +113,16 @@ class SampleClock:
             if arrival - self._since < self.rate_window_ns or self._rate_wrong() or self.measured_rate != self.measured_rate:
                 return self._refuse(pos, arrival)
             self.anomaly = None                          # right again for a full window
+        # offsets in float, absolute stamps in int64: a float64 of 1.8e18 ns is 256 ns coarse
         if self._anchored:
             span = (pos[-1] - self._last_pos) * self.dt
-            err = arrival - (self._last_stamp + span)
+            err = arrival - self._last_stamp - span
             s = self.dt * (1.0 + min(max(err / span, -self.slew), self.slew))
-            stamps = self._last_stamp + (pos - self._last_pos) * s
+            stamps = self._last_stamp + np.rint((pos - self._last_pos) * s).astype(np.int64)
         else:
-            stamps = arrival - (pos[-1] - pos) * self.dt
+            stamps = arrival - np.rint((pos[-1] - pos) * self.dt).astype(np.int64)
             if self._last_stamp is not None and stamps[0] <= self._last_stamp:
-                stamps = stamps + (self._last_stamp + self.dt - stamps[0])
-        stamps = np.rint(stamps).astype(np.int64)
+                stamps += self._last_stamp + int(round(self.dt)) - int(stamps[0])
         lead = int(stamps[-1]) - arrival
         if lead > self.tolerance_ns:
             self._flag(arrival, self._describe(lead))
