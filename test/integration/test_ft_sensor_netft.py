@@ -171,3 +171,26 @@ def test_burst_at_ten_times_the_rate_is_diagnosed_never_clamped(ros):
         assert node.source.clock.refused > 1000
         stamps = np.array([stamp_to_ns(m.header.stamp) for m in raw])
         assert np.all(np.diff(stamps) >= 0.99e9 / rate - 1)          # never squeezed together
+
+
+def test_strays_and_a_renumbering_do_not_count_as_lost_packets(ros):
+    """Issue 17 item 4: stray sequence numbers made lost_packets jump by about 1e9 each."""
+    prof = LoadProfile([{'type': 'constant', 'wrench': LOAD}])
+    with NetFTDevice(rate=1600.0, profile=prof, drop=0.01, stray=0.01, seed=9) as dev:
+        node = _ft(ros, dev.address[1])
+        out = ros.collect(WrenchStamped, topics.FT_WRENCH, BEST_EFFORT)
+        diag = _diag(ros)
+        ros.bring_up('ft_sensor')
+        ros.spin_until(lambda: dev.counters['strays'] >= 20, timeout=20, what='stray records')
+        dev.restart_numbering()
+        n = len(out)
+        ros.spin_until(lambda: len(out) >= n + 100 and _values(diag, 'sequence_resets')
+                       and _values(diag, 'sequence_resets')[-1] == '1', timeout=20, what='reset in the diagnostics')
+        assert ros.change_state('ft_sensor', 'deactivate')
+        tracker, kernel = node.source.client.tracker, node.source.client.socket_drops()
+        assert dev.counters['dropped'] - 2 <= tracker.lost <= dev.counters['dropped'] + kernel
+        assert tracker.strays >= dev.counters['strays'] - kernel and tracker.resets == 1
+        lost = [int(v) for v in _values(diag, 'lost_packets')]
+        assert max(lost) <= dev.counters['dropped'] + kernel                 # never a stray's jump
+        assert int(_values(diag, 'stray_packets')[-1]) > 0
+        assert np.max(np.abs(wrench_to_array(out[-1].wrench) - LOAD)) < 1e-6
