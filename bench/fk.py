@@ -103,7 +103,8 @@ def main() -> int:
         for impl, cls, _ in IMPLEMENTATIONS:
             fk = cls(geom, method=method)
             home = hx.home_pose(geom)
-            wall, cpu, res = timed(lambda q: fk.solve(q, guess=home), q_cold, keep=lambda r: (r.converged, r.iterations))
+            wall, cpu, res = timed(lambda q: fk.solve(q, guess=home), q_cold,
+                                   keep=lambda r: (r.converged, r.iterations))
             if not all(ok for ok, _ in res):
                 raise SystemExit(f'{method} ({impl}): cold FK did not converge')
             report(f'fk_{method}_cold_from_home_{impl}', wall, cpu)

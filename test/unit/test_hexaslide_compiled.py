@@ -70,7 +70,8 @@ def test_ik_input_forms():
     pose = hx.random_poses(g, 3, rng=5)
     ref = hx.inverse_kinematics_numpy(g, pose).q
     assert hx.inverse_kinematics(g, pose[0]).q.shape == (1, 6)
-    np.testing.assert_array_equal(hx.inverse_kinematics(g, pose[1].tolist()).q[0], hx.inverse_kinematics(g, pose[1]).q[0])
+    np.testing.assert_array_equal(hx.inverse_kinematics(g, pose[1].tolist()).q[0],
+                                  hx.inverse_kinematics(g, pose[1]).q[0])
     strided = np.asfortranarray(pose)                          # not C-contiguous: copied
     np.testing.assert_allclose(hx.inverse_kinematics(g, strided).q, ref, atol=TOL, rtol=0)
     home = np.array([0, 0, 0, 0, 0, 0, 1])                      # integers: converted

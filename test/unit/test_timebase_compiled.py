@@ -9,12 +9,15 @@ the same numbers to 1e-12. The stamp channel, on which the control decides, is c
 the same operations in both; the pose channels may differ in the last bit where numpy's SIMD
 sin/cos/atan2/pow round differently from libm (a few 1e-16 here).
 """
+import hashlib
+import pathlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_core.hexaslide import home_pose
+from hil_core.hexaslide import compiled_ik, home_pose, jit
 from hil_core.rotations import rotvec_to_quat
 from hil_core.timebase import (FaultSpec, NumpyTimeBaseEngine, RingBuffer, TimeBaseConfig, TimeBaseControl,
                                TimeBaseEngine, WriterEvents, hexaslide_ik, pose7_to_pose6, writer_events)
@@ -255,5 +258,11 @@ def test_buffer_write_equals_ring_buffer(gaps, size, fill, seed):
             ist[K.I_R] += 1
 
 
-def test_warm_up_is_done_once():
-    assert tb_compiled.warm_up() == 0.0          # the engines above compiled or loaded it
+def test_warm_up_is_done_once_and_the_cache_knows_the_inlined_ik():
+    first = tb_compiled.warm_up()                # compiles or loads (0 if a test above did)
+    assert first >= 0.0 and tb_compiled.warm_up() == 0.0
+    # an edit of compiled_ik.py must invalidate the cached frame kernel that inlines it
+    h = hashlib.sha256()
+    for m in (jit, K, compiled_ik):
+        h.update(pathlib.Path(m.__file__).read_bytes())
+    assert jit.cache_stamp(K.run_frame)[1] == h.hexdigest()

@@ -25,7 +25,8 @@ from .inverse import (INVALID_INPUT, NO_REAL_SOLUTION, OK, PASSIVE_JOINT_RANGE, 
                       inverse_kinematics_numpy, kinetostatic_index)
 from .workspace import box_corners, poses_from_offsets, random_poses, sinusoid_trajectory
 
-__all__ = ['FKResult', 'ForwardKinematics', 'NumpyForwardKinematics', 'inverse_kinematics_numpy', 'warm_up', 'JOINT_NAMES', 'ROBOTS', 'HexaslideGeometry',
+__all__ = ['FKResult', 'ForwardKinematics', 'NumpyForwardKinematics', 'inverse_kinematics_numpy', 'warm_up',
+           'JOINT_NAMES', 'ROBOTS', 'HexaslideGeometry',
            'build_geometry', 'home_pose', 'load_geometry', 'INVALID_INPUT', 'NO_REAL_SOLUTION',
            'OK', 'PASSIVE_JOINT_RANGE', 'REASON_TEXT', 'SLIDER_STROKE', 'IKResult', 'chain_points',
            'inverse_jacobian', 'inverse_kinematics', 'kinetostatic_index', 'box_corners',

@@ -18,5 +18,6 @@ from .faults import FaultSpec, WriterEvents, hexaslide_ik, simulate, writer_even
 
 __all__ = ['blend', 'blend_history', 'triangle_profile', 'PREFILTERS', 'control_points', 'evaluate',
            'RingBuffer', 'pose6_to_pose7', 'pose7_to_pose6', 'TimeBaseControl', 'FrameOutput',
-           'TimeBaseConfig', 'TimeBaseEngine', 'NumpyTimeBaseEngine', 'warm_up', 'FaultSpec', 'WriterEvents', 'hexaslide_ik',
+           'TimeBaseConfig', 'TimeBaseEngine', 'NumpyTimeBaseEngine', 'warm_up', 'FaultSpec', 'WriterEvents',
+           'hexaslide_ik',
            'simulate', 'writer_events']

@@ -21,7 +21,7 @@ from hil_core.hexaslide.jit import timed_warm_up
 
 from . import engine_kernel as K
 from .bspline import prefilter_weights
-from .buffer import RingBuffer, pose7_to_pose6
+from .buffer import pose7_to_pose6
 from .control import TimeBaseControl
 from .engine import _HIST, FrameOutput, IKFunction, TimeBaseConfig
 

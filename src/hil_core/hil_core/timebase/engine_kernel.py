@@ -306,7 +306,9 @@ def run_frame(cf, ist, fst, buf, targets, fh, ch, w, seg, p7, qs, oks, rows, hel
         j = need - 2
         t = v - j
         sc = fh.shape[1] - 1
-        ref = ((math.pow(1 - t, 3.0) * ch[(j - 1) % HIST, sc] + (3 * math.pow(t, 3.0) - 6 * t * t + 4) * ch[j % HIST, sc]
+        # Python's float ** 3 is libm pow: math.pow here, not t * t * t
+        ref = ((math.pow(1 - t, 3.0) * ch[(j - 1) % HIST, sc]
+                + (3 * math.pow(t, 3.0) - 6 * t * t + 4) * ch[j % HIST, sc]
                 + (-3 * math.pow(t, 3.0) + 3 * t * t + 3 * t + 1) * ch[(j + 1) % HIST, sc]
                 + math.pow(t, 3.0) * ch[(j + 2) % HIST, sc]) / 6.0)
         if has_frame_time:
