@@ -31,6 +31,8 @@ class UrdfJoint:
     xyz: np.ndarray
     rpy: np.ndarray
     axis: np.ndarray
+    q0: np.ndarray = None          # origin rotation as xyzw (from rpy)
+    slide: np.ndarray = None       # prismatic: unit axis in the parent frame (origin rotation applied)
 
 
 def _vec(elem, attr: str, default: str) -> np.ndarray:
@@ -42,8 +44,11 @@ def urdf_joints(urdf_text: str) -> list[UrdfJoint]:
     out = []
     for j in robot.findall('joint'):
         origin, axis = j.find('origin'), j.find('axis')
+        xyz, rpy, u = _vec(origin, 'xyz', '0 0 0'), _vec(origin, 'rpy', '0 0 0'), _vec(axis, 'xyz', '1 0 0')
+        u = u / np.linalg.norm(u)
+        q0 = rpy_to_quat(rpy)
         out.append(UrdfJoint(j.get('name'), j.get('type'), j.find('parent').get('link'), j.find('child').get('link'),
-                             _vec(origin, 'xyz', '0 0 0'), _vec(origin, 'rpy', '0 0 0'), _vec(axis, 'xyz', '1 0 0')))
+                             xyz, rpy, u, q0, quat_rotate(q0, u)))
     return out
 
 
@@ -78,14 +83,14 @@ def axis_angle_quat(axis, angle: float) -> np.ndarray:
 
 
 def joint_transform(j: UrdfJoint, q: float = 0.0) -> Transform:
-    """parent -> child of one joint at position q: the origin, then the joint's motion."""
-    q0 = rpy_to_quat(j.rpy)
+    """parent -> child of one joint at position q: the origin, then the joint's motion.
+    (Scalar arithmetic: this runs for every joint frame published.)"""
     if j.type in ('revolute', 'continuous'):
-        return j.parent, j.child, j.xyz.copy(), quat_mul(q0, axis_angle_quat(j.axis, q))
+        sn, c = math.sin(0.5 * q), math.cos(0.5 * q)
+        return j.parent, j.child, j.xyz.copy(), quat_mul(j.q0, (j.axis[0] * sn, j.axis[1] * sn, j.axis[2] * sn, c))
     if j.type == 'prismatic':
-        u = j.axis / np.linalg.norm(j.axis)
-        return j.parent, j.child, j.xyz + quat_rotate(q0, u * q), q0
-    return j.parent, j.child, j.xyz.copy(), q0
+        return j.parent, j.child, j.xyz + j.slide * q, j.q0.copy()
+    return j.parent, j.child, j.xyz.copy(), j.q0.copy()
 
 
 def moving_transforms(joints: list[UrdfJoint], positions: dict) -> list[Transform]:
@@ -105,14 +110,16 @@ def floating_joint(joints: list[UrdfJoint]) -> UrdfJoint | None:
 
 
 def quat_from_z(direction) -> np.ndarray:
-    """Shortest rotation taking +z onto ``direction`` (xyzw)."""
-    d = np.asarray(direction, dtype=float)
-    d = d / np.linalg.norm(d)
-    axis = np.cross([0.0, 0.0, 1.0], d)
-    s, c = np.linalg.norm(axis), float(d[2])
-    if s < 1e-12:
-        return np.array([1.0, 0.0, 0.0, 0.0]) if c < 0 else np.array([0.0, 0.0, 0.0, 1.0])
-    return axis_angle_quat(axis, math.atan2(s, c))
+    """Shortest rotation taking +z onto ``direction`` (xyzw): the half-way quaternion
+    (z x d, 1 + z.d) normalised; the antiparallel case turns about x."""
+    dx, dy, dz = (float(v) for v in direction)
+    n = math.sqrt(dx * dx + dy * dy + dz * dz)
+    dx, dy, dz = dx / n, dy / n, dz / n
+    w = 1.0 + dz
+    if w < 1e-12:
+        return np.array([1.0, 0.0, 0.0, 0.0])
+    m = math.sqrt(dx * dx + dy * dy + w * w)
+    return np.array([-dy / m, dx / m, 0.0, w / m])
 
 
 def hexapod_leg_frames(base: str, sliders: np.ndarray, joints: np.ndarray) -> list[Transform]:

@@ -140,6 +140,14 @@ def transform_stamped(stamp, parent: str, child: str, xyz, quat_xyzw):
     return t
 
 
+def update_transform(t, stamp, xyz, quat_xyzw) -> None:
+    """Refill a TransformStamped in place (same frames)."""
+    t.header.stamp = stamp
+    tr, r = t.transform.translation, t.transform.rotation
+    tr.x, tr.y, tr.z = float(xyz[0]), float(xyz[1]), float(xyz[2])
+    r.x, r.y, r.z, r.w = float(quat_xyzw[0]), float(quat_xyzw[1]), float(quat_xyzw[2]), float(quat_xyzw[3])
+
+
 def tf_message(stamp, transforms):
     """tf2_msgs/TFMessage of (parent, child, xyz, quat_xyzw) tuples, all stamped ``stamp``."""
     from tf2_msgs.msg import TFMessage

@@ -21,13 +21,16 @@ from hil_nodes import convert, qos, topics
 
 
 class TfOutput:
-    """The two publishers and the rate limit of the display frames."""
+    """The two publishers and the rate limit of the display frames. The TransformStamped of
+    each (parent, child) is built once and updated in place: building rclpy messages is most
+    of the cost of a /tf message."""
 
     def __init__(self, node):
         self.node = node
         self.pub = node.create_publisher(TFMessage, topics.TF, qos.tf())
         self.static_pub = node.create_publisher(TFMessage, topics.TF_STATIC, qos.tf_static())
         self._last_frames_ns = None
+        self._msgs: dict = {}
         self.published = 0
 
     def static(self, transforms) -> None:
@@ -35,9 +38,20 @@ class TfOutput:
             self.static_pub.publish(convert.tf_message(self.node.get_clock().now().to_msg(), transforms))
 
     def send(self, stamp, transforms) -> None:
-        if transforms:
-            self.pub.publish(convert.tf_message(stamp, transforms))
-            self.published += 1
+        if not transforms:
+            return
+        out = []
+        for parent, child, xyz, quat in transforms:
+            t = self._msgs.get((parent, child))
+            if t is None:
+                t = self._msgs[(parent, child)] = convert.transform_stamped(stamp, parent, child, xyz, quat)
+            else:
+                convert.update_transform(t, stamp, xyz, quat)
+            out.append(t)
+        msg = TFMessage()
+        msg.transforms = out
+        self.pub.publish(msg)
+        self.published += 1
 
     def frames_due(self, stamp_ns: int, rate: float) -> bool:
         """Display frames at most ``rate`` Hz of sample time (0 = never); whole nanoseconds, so
