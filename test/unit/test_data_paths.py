@@ -3,8 +3,6 @@ import pathlib
 
 from hil_core import data_paths
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-
 
 def _fake_install(prefix: pathlib.Path) -> pathlib.Path:
     """What `colcon build` installs for hil_core: the ament index marker and share/hil_core."""
@@ -14,20 +12,31 @@ def _fake_install(prefix: pathlib.Path) -> pathlib.Path:
     return prefix / 'share' / 'hil_core'
 
 
+def _module_at(monkeypatch, path: pathlib.Path) -> None:
+    """Make data_paths believe it was imported from ``path`` (a checkout or an install space)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('')
+    monkeypatch.setattr(data_paths, '__file__', str(path))
+
+
 def test_checkout_code_uses_the_checkout_even_with_an_install_sourced(tmp_path, monkeypatch):
     share = _fake_install(tmp_path / 'install')
+    checkout = tmp_path / 'hil_suite'
+    (checkout / 'config' / 'systems').mkdir(parents=True)
+    _module_at(monkeypatch, checkout / 'src' / 'hil_core' / 'hil_core' / 'data_paths.py')
     monkeypatch.delenv('HIL_SUITE_ROOT', raising=False)
     monkeypatch.setenv('AMENT_PREFIX_PATH', str(tmp_path / 'install'))
     assert data_paths.ament_share() == share                  # the index is read...
-    assert data_paths.checkout_root() == ROOT
-    assert data_paths.data_root() == ROOT                     # ...but code and data come from one tree
+    assert data_paths.checkout_root() == checkout
+    assert data_paths.data_root() == checkout                 # ...but code and data come from one tree
 
 
 def test_installed_code_finds_share_hil_core_through_the_ament_index(tmp_path, monkeypatch):
     share = _fake_install(tmp_path / 'install')
+    _module_at(monkeypatch, tmp_path / 'install' / 'lib' / 'python3.11' / 'site-packages' / 'hil_core' / 'data_paths.py')
     monkeypatch.delenv('HIL_SUITE_ROOT', raising=False)
     monkeypatch.setenv('AMENT_PREFIX_PATH', f'{tmp_path / "other"}:{tmp_path / "install"}')
-    monkeypatch.setattr(data_paths, 'checkout_root', lambda: None)   # as in install/hil_core/lib/...
+    assert data_paths.checkout_root() is None
     assert data_paths.data_root() == share
     assert data_paths.config_file('systems') == share / 'config' / 'systems'
     monkeypatch.setenv('AMENT_PREFIX_PATH', str(tmp_path / 'other'))

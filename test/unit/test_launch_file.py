@@ -16,6 +16,7 @@ import types
 
 import pytest
 
+from hil_core.data_paths import data_root
 from hil_nodes.bringup import bringup_plan
 from hil_nodes.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs
 
@@ -127,7 +128,7 @@ def test_rviz_is_included_from_the_installed_share(monkeypatch):
     parts = include.kw['source'].kw['path'].kw['parts']
     assert parts[0].kind == 'FindPackageShare' and parts[0].kw['package'] == 'hil_nodes'
     assert parts[1:] == ['launch', 'rviz.launch.py']
-    assert include.kw['launch_arguments'] == [('rviz_config', str(ROOT / 'config' / 'rviz' / 'space_iiwa.rviz'))]
+    assert include.kw['launch_arguments'] == [('rviz_config', str(data_root() / 'config' / 'rviz' / 'space_iiwa.rviz'))]
     ld = _load(monkeypatch, 'rviz.launch.py')
     [rviz] = [e for e in ld.kw['entities'] if e.kind == 'Node']
     assert rviz.kw['package'] == 'rviz2' and rviz.kw['arguments'][0] == '-d'
