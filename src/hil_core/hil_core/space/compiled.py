@@ -88,45 +88,12 @@ class ChainModel:
 
 
 @njit(cache=True)
-def _mat(a, off):
-    """3x3 matrix of the row-major 9 values a[off:off+9]."""
-    R = np.empty((3, 3))
-    for r in range(3):
-        for c in range(3):
-            R[r, c] = a[off + 3 * r + c]
-    return R
-
-
-@njit(cache=True)
-def _mm(A, B):
-    C = np.empty((3, 3))
+def _joint_rotation(jtype, axis, q, R):
+    """Rotation of a revolute joint by q into R (3, 3)."""
+    c, s = math.cos(q), math.sin(q)
     for i in range(3):
         for j in range(3):
-            C[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
-    return C
-
-
-@njit(cache=True)
-def _mv(A, v):
-    out = np.empty(3)
-    for i in range(3):
-        out[i] = A[i, 0] * v[0] + A[i, 1] * v[1] + A[i, 2] * v[2]
-    return out
-
-
-@njit(cache=True)
-def _cross(a, b):
-    out = np.empty(3)
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-    return out
-
-
-@njit(cache=True)
-def _joint_rotation(jtype, axis, q):
-    c, s = math.cos(q), math.sin(q)
-    R = np.zeros((3, 3))
+            R[i, j] = 0.0
     if jtype == 0:
         R[0, 0], R[1, 1], R[1, 2], R[2, 1], R[2, 2] = 1.0, c, -s, s, c
     elif jtype == 1:
@@ -143,68 +110,129 @@ def _joint_rotation(jtype, axis, q):
         R[2, 0] -= s * axis[1]
         R[1, 2] -= s * axis[0]
         R[2, 1] += s * axis[0]
-    return R
 
 
 @njit(cache=True)
 def chain_placements(q, jp, jtype, axis, Rl, pl):
-    """Placements of bodies 0..n (0 = satellite) in the satellite frame: Rl (n+1, 3, 3), pl."""
+    """Placements of bodies 0..n (0 = satellite) in the satellite frame: Rl (n+1, 3, 3), pl.
+    Allocation-free except two 3x3 scratch matrices (small allocations cost ~50 ns each in
+    numba: a per-joint helper returning arrays made this 7x slower than pinocchio)."""
     n = jp.shape[0]
+    Rq = np.empty((3, 3))
+    Rli = np.empty((3, 3))
     for r in range(3):
         for c in range(3):
             Rl[0, r, c] = 1.0 if r == c else 0.0
         pl[0, r] = 0.0
     for j in range(n):
-        Rli = _mm(_mat(jp[j], 0), _joint_rotation(jtype[j], axis[j], q[j]))
-        Rl[j + 1] = _mm(Rl[j], Rli)
-        pl[j + 1] = pl[j] + _mv(Rl[j], jp[j, 9:12])
+        _joint_rotation(jtype[j], axis[j], q[j], Rq)
+        P = jp[j]
+        for r in range(3):                      # liMi = jointPlacement * joint motion
+            for c in range(3):
+                Rli[r, c] = P[3 * r] * Rq[0, c] + P[3 * r + 1] * Rq[1, c] + P[3 * r + 2] * Rq[2, c]
+        A = Rl[j]
+        for r in range(3):                      # oMi = oMparent * liMi
+            pl[j + 1, r] = pl[j, r] + (A[r, 0] * P[9] + A[r, 1] * P[10] + A[r, 2] * P[11])
+            for c in range(3):
+                Rl[j + 1, r, c] = A[r, 0] * Rli[0, c] + A[r, 1] * Rli[1, c] + A[r, 2] * Rli[2, c]
 
 
 @njit(cache=True)
 def momentum_matrices(q, jp, jtype, axis, inert, H2, H3, Rl, pl):
-    """H2 (6, 6), H3 (6, n) of eq. 6 in satellite axes (pinocchio's M[:6, :6], M[:6, 6:])."""
+    """H2 (6, 6), H3 (6, n) of eq. 6 in satellite axes (pinocchio's M[:6, :6], M[:6, 6:]):
+    composite spatial inertias [[m I, -m [c]x], [m [c]x, I_c - m [c]x^2]] at the satellite
+    origin, accumulated from the last body; column j of H3 = composite after joint j times
+    joint j's unit twist [p_j x a_j, a_j]."""
     chain_placements(q, jp, jtype, axis, Rl, pl)
     n = jp.shape[0]
-    Yc = np.zeros((6, 6))
+    for r in range(6):
+        for k in range(6):
+            H2[r, k] = 0.0                      # H2 accumulates the composite inertia
+    T = np.empty((3, 3))
     for b in range(n, -1, -1):
         m = inert[b, 0]
         R = Rl[b]
-        c = pl[b] + _mv(R, inert[b, 1:4])                    # CoM in satellite axes
-        Ic = _mm(_mm(R, _mat(inert[b], 4)), R.T)              # rotational inertia at the CoM
-        cx = np.zeros((3, 3))
-        cx[0, 1], cx[0, 2], cx[1, 0], cx[1, 2], cx[2, 0], cx[2, 1] = -c[2], c[1], c[2], -c[0], -c[1], c[0]
-        cxcx = _mm(cx, cx)
-        for r in range(3):
-            Yc[r, r] += m
+        I = inert[b]
+        c0 = pl[b, 0] + (R[0, 0] * I[1] + R[0, 1] * I[2] + R[0, 2] * I[3])      # CoM, satellite axes
+        c1 = pl[b, 1] + (R[1, 0] * I[1] + R[1, 1] * I[2] + R[1, 2] * I[3])
+        c2 = pl[b, 2] + (R[2, 0] * I[1] + R[2, 1] * I[2] + R[2, 2] * I[3])
+        for r in range(3):                      # T = R I_c
             for k in range(3):
-                Yc[r, 3 + k] -= m * cx[r, k]
-                Yc[3 + r, k] += m * cx[r, k]
-                Yc[3 + r, 3 + k] += Ic[r, k] - m * cxcx[r, k]
+                T[r, k] = R[r, 0] * I[4 + k] + R[r, 1] * I[7 + k] + R[r, 2] * I[10 + k]
+        cc = c0 * c0 + c1 * c1 + c2 * c2
+        cv = (c0, c1, c2)
+        # m [c]x (row r, column k)
+        mcx = ((0.0, -m * c2, m * c1), (m * c2, 0.0, -m * c0), (-m * c1, m * c0, 0.0))
+        for r in range(3):
+            H2[r, r] += m
+            for k in range(3):
+                H2[r, 3 + k] -= mcx[r][k]
+                H2[3 + r, k] += mcx[r][k]
+                # R I_c R^T - m [c]x^2, with [c]x^2 = c c^T - |c|^2 I
+                rir = T[r, 0] * R[k, 0] + T[r, 1] * R[k, 1] + T[r, 2] * R[k, 2]
+                H2[3 + r, 3 + k] += rir - m * (cv[r] * cv[k] - (cc if r == k else 0.0))
         if b >= 1:
-            a = _mv(R, axis[b - 1])
-            S = np.empty(6)
-            S[0:3] = _cross(pl[b], a)
-            S[3:6] = a
+            ax = axis[b - 1]
+            a0 = R[0, 0] * ax[0] + R[0, 1] * ax[1] + R[0, 2] * ax[2]
+            a1 = R[1, 0] * ax[0] + R[1, 1] * ax[1] + R[1, 2] * ax[2]
+            a2 = R[2, 0] * ax[0] + R[2, 1] * ax[1] + R[2, 2] * ax[2]
+            p0, p1, p2 = pl[b, 0], pl[b, 1], pl[b, 2]
+            S = (p1 * a2 - p2 * a1, p2 * a0 - p0 * a2, p0 * a1 - p1 * a0, a0, a1, a2)
             for r in range(6):
                 acc = 0.0
                 for k in range(6):
-                    acc += Yc[r, k] * S[k]
+                    acc += H2[r, k] * S[k]
                 H3[r, b - 1] = acc
+
+
+@njit(cache=True)
+def solve_spd(A, B, X):
+    """X = A^-1 B for a symmetric positive definite A (6, 6) by Cholesky (A = L L^T)."""
+    m = A.shape[0]
+    L = np.zeros((m, m))
+    for j in range(m):
+        d = A[j, j]
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        L[j, j] = math.sqrt(d)
+        for i in range(j + 1, m):
+            v = A[i, j]
+            for k in range(j):
+                v -= L[i, k] * L[j, k]
+            L[i, j] = v / L[j, j]
+    for col in range(B.shape[1]):
+        for i in range(m):                      # L y = b
+            v = B[i, col]
+            for k in range(i):
+                v -= L[i, k] * X[k, col]
+            X[i, col] = v / L[i, i]
+        for i in range(m - 1, -1, -1):          # L^T x = y
+            v = X[i, col]
+            for k in range(i + 1, m):
+                v -= L[k, i] * X[k, col]
+            X[i, col] = v / L[i, i]
+
+
+@njit(cache=True)
+def momentum_map_into(q, jp, jtype, axis, inert, G, Rl, pl):
+    """G = -H2^-1 H3 (6, n) into G: eq. 7 is nu = G qdot."""
+    n = jp.shape[0]
+    H2 = np.empty((6, 6))
+    H3 = np.empty((6, n))
+    momentum_matrices(q, jp, jtype, axis, inert, H2, H3, Rl, pl)
+    solve_spd(H2, H3, G)
     for r in range(6):
-        for k in range(6):
-            H2[r, k] = Yc[r, k]
+        for c in range(n):
+            G[r, c] = -G[r, c]
 
 
 @njit(cache=True)
 def momentum_map(q, jp, jtype, axis, inert):
-    """G = -H2^-1 H3 (6, n): eq. 7 is nu = G qdot."""
+    """G = -H2^-1 H3 (6, n), allocating its result."""
     n = jp.shape[0]
-    H2 = np.empty((6, 6))
-    H3 = np.empty((6, n))
-    Rl = np.empty((n + 1, 3, 3))
-    pl = np.empty((n + 1, 3))
-    momentum_matrices(q, jp, jtype, axis, inert, H2, H3, Rl, pl)
-    return -np.linalg.solve(H2, H3)
+    G = np.empty((6, n))
+    momentum_map_into(q, jp, jtype, axis, inert, G, np.empty((n + 1, 3, 3)), np.empty((n + 1, 3)))
+    return G
 
 
 @njit(cache=True)
@@ -286,32 +314,46 @@ def exp6(nu):
 
 
 @njit(cache=True)
-def ee_and_jacobian(q, sat_R, sat_p, jp, jtype, axis, ee, Rl, pl, J):
-    """EE placement (R, p) in the inertial frame and its 6 x (6 + n) frame Jacobian
-    (LOCAL_WORLD_ALIGNED) with the satellite rotation taken through its quaternion."""
-    chain_placements(q, jp, jtype, axis, Rl, pl)
+def ee_and_jacobian(q, sat_R, sat_p, jp, jtype, axis, ee, Rl, pl, J, R_ee, p_ee, have_placements=False):
+    """EE placement R_ee (3, 3), p_ee (3,) in the inertial frame and its 6 x (6 + n) frame
+    Jacobian J (LOCAL_WORLD_ALIGNED), the satellite rotation taken through its quaternion.
+    ``have_placements``: Rl, pl already hold chain_placements(q) (the momentum map made them)."""
+    if not have_placements:
+        chain_placements(q, jp, jtype, axis, Rl, pl)
     qs = np.empty(4)
     quat_of(sat_R, qs, 0)
     Rs = quat_matrix(qs[0], qs[1], qs[2], qs[3])
     n = jp.shape[0]
-    R_eel = _mm(Rl[n], _mat(ee, 0))
-    p_eel = pl[n] + _mv(Rl[n], ee[9:12])
-    R_ee = _mm(Rs, R_eel)
-    p_ee = sat_p + _mv(Rs, p_eel)
-    r = p_ee - sat_p
-    for k in range(3):
-        w = Rs[:, k].copy()
-        lin = _cross(w, r)
-        for i in range(3):
-            J[i, k] = Rs[i, k]
-            J[3 + i, k] = 0.0
-            J[i, 3 + k] = lin[i]
-            J[3 + i, 3 + k] = w[i]
-    for j in range(n):
-        a = _mv(Rs, _mv(Rl[j + 1], axis[j]))
-        pj = sat_p + _mv(Rs, pl[j + 1])
-        lin = _cross(a, p_ee - pj)
-        for i in range(3):
-            J[i, 6 + j] = lin[i]
-            J[3 + i, 6 + j] = a[i]
-    return R_ee, p_ee
+    A = Rl[n]
+    T = np.empty((3, 3))
+    pe = np.empty(3)
+    for r in range(3):                          # EE in the satellite frame: oMi[n] * placement
+        pe[r] = pl[n, r] + (A[r, 0] * ee[9] + A[r, 1] * ee[10] + A[r, 2] * ee[11])
+        for c in range(3):
+            T[r, c] = A[r, 0] * ee[c] + A[r, 1] * ee[3 + c] + A[r, 2] * ee[6 + c]
+    for r in range(3):                          # inertial: satellite * EE
+        p_ee[r] = sat_p[r] + (Rs[r, 0] * pe[0] + Rs[r, 1] * pe[1] + Rs[r, 2] * pe[2])
+        for c in range(3):
+            R_ee[r, c] = Rs[r, 0] * T[0, c] + Rs[r, 1] * T[1, c] + Rs[r, 2] * T[2, c]
+    d0, d1, d2 = p_ee[0] - sat_p[0], p_ee[1] - sat_p[1], p_ee[2] - sat_p[2]
+    for k in range(3):                          # free flyer: v in satellite axes, w about its origin
+        w0, w1, w2 = Rs[0, k], Rs[1, k], Rs[2, k]
+        J[0, k], J[1, k], J[2, k] = w0, w1, w2
+        J[3, k] = J[4, k] = J[5, k] = 0.0
+        J[0, 3 + k], J[1, 3 + k], J[2, 3 + k] = w1 * d2 - w2 * d1, w2 * d0 - w0 * d2, w0 * d1 - w1 * d0
+        J[3, 3 + k], J[4, 3 + k], J[5, 3 + k] = w0, w1, w2
+    for j in range(n):                          # joints: [a x (p_ee - p_j), a]
+        B = Rl[j + 1]
+        ax = axis[j]
+        l0 = B[0, 0] * ax[0] + B[0, 1] * ax[1] + B[0, 2] * ax[2]
+        l1 = B[1, 0] * ax[0] + B[1, 1] * ax[1] + B[1, 2] * ax[2]
+        l2 = B[2, 0] * ax[0] + B[2, 1] * ax[1] + B[2, 2] * ax[2]
+        a0 = Rs[0, 0] * l0 + Rs[0, 1] * l1 + Rs[0, 2] * l2
+        a1 = Rs[1, 0] * l0 + Rs[1, 1] * l1 + Rs[1, 2] * l2
+        a2 = Rs[2, 0] * l0 + Rs[2, 1] * l1 + Rs[2, 2] * l2
+        pb = pl[j + 1]
+        e0 = p_ee[0] - (sat_p[0] + (Rs[0, 0] * pb[0] + Rs[0, 1] * pb[1] + Rs[0, 2] * pb[2]))
+        e1 = p_ee[1] - (sat_p[1] + (Rs[1, 0] * pb[0] + Rs[1, 1] * pb[1] + Rs[1, 2] * pb[2]))
+        e2 = p_ee[2] - (sat_p[2] + (Rs[2, 0] * pb[0] + Rs[2, 1] * pb[1] + Rs[2, 2] * pb[2]))
+        J[0, 6 + j], J[1, 6 + j], J[2, 6 + j] = a1 * e2 - a2 * e1, a2 * e0 - a0 * e2, a0 * e1 - a1 * e0
+        J[3, 6 + j], J[4, 6 + j], J[5, 6 + j] = a0, a1, a2

@@ -11,7 +11,7 @@ from numba import njit
 
 from hil_core.space.compiled import (C_DCUT, C_ILIM, C_KD, C_KI, C_KP, C_LMAX, C_ROTVEC, C_STHR, C_VCUT,
                                      O_CMD, O_DAMP, O_E, O_EE, O_LIMITED, O_NU, O_QD, O_RAW, O_SAT, O_SMIN,
-                                     ee_and_jacobian, exp6, momentum_map, quat_of)
+                                     ee_and_jacobian, exp6, momentum_map_into, quat_of)
 
 # integer flags shared with the Python side
 F_HAS_PREV_ERROR, F_LIMITED, F_HAS_SETPOINT = 0, 1, 2
@@ -89,19 +89,33 @@ def frame_kernel(q, dt, qd_meas, has_qd, control, jp, jtype, axis, inert, ee, ct
             qd_filt[i] = a * qd_filt[i] + (1 - a) * secant[i]
         qd = qd_filt.copy()
     # step 3: satellite pose by eq. 7 with the trapezoidal momentum map
-    G = momentum_map(q, jp, jtype, axis, inert)
-    nu_step = (0.5 * (G + G_prev)) @ secant
-    E_R, E_p = exp6(nu_step * dt)
-    sat_p[:] = sat_p + sat_R @ E_p
-    sat_R[:, :] = sat_R @ E_R
-    q_prev[:] = q
-    G_prev[:, :] = G
-    nu = G @ qd
-    # step 4: inertial EE pose (eq. 12) and Dynamic Jacobian (eq. 8)
-    J = np.empty((6, 6 + n))
+    G = np.empty((6, n))
     Rl = np.empty((n + 1, 3, 3))
     pl = np.empty((n + 1, 3))
-    R_ee, p_ee = ee_and_jacobian(q, sat_R, sat_p, jp, jtype, axis, ee, Rl, pl, J)
+    momentum_map_into(q, jp, jtype, axis, inert, G, Rl, pl)
+    nu_dt = np.empty(6)
+    nu = np.empty(6)
+    for r in range(6):
+        acc = 0.0
+        acc_nu = 0.0
+        for c in range(n):
+            acc += (0.5 * (G[r, c] + G_prev[r, c])) * secant[c]
+            acc_nu += G[r, c] * qd[c]
+        nu_dt[r] = acc * dt
+        nu[r] = acc_nu
+    E_R, E_p = exp6(nu_dt)
+    R0 = sat_R.copy()
+    for r in range(3):                                  # sat <- sat * exp6(nu_step dt)
+        sat_p[r] = sat_p[r] + (R0[r, 0] * E_p[0] + R0[r, 1] * E_p[1] + R0[r, 2] * E_p[2])
+        for c in range(3):
+            sat_R[r, c] = R0[r, 0] * E_R[0, c] + R0[r, 1] * E_R[1, c] + R0[r, 2] * E_R[2, c]
+    q_prev[:] = q
+    G_prev[:, :] = G
+    # step 4: inertial EE pose (eq. 12) and Dynamic Jacobian (eq. 8)
+    J = np.empty((6, 6 + n))
+    R_ee = np.empty((3, 3))
+    p_ee = np.empty(3)
+    ee_and_jacobian(q, sat_R, sat_p, jp, jtype, axis, ee, Rl, pl, J, R_ee, p_ee, True)
     Jd = np.empty((6, n))                               # J_m + J_s G
     for r in range(6):
         for c in range(n):
@@ -146,14 +160,37 @@ def frame_kernel(q, dt, qd_meas, has_qd, control, jp, jtype, axis, inert, ee, ct
             u = u + ctl[C_KD] * d_filt
         prev_err[:] = e
         flags[F_HAS_PREV_ERROR] = 1
-        w, V = np.linalg.eigh(Jd @ Jd.T)                # control.damped_pinv
+        JJt = np.empty((6, 6))                          # control.damped_pinv
+        for r in range(6):
+            for c in range(6):
+                acc = 0.0
+                for k in range(n):
+                    acc += Jd[r, k] * Jd[c, k]
+                JJt[r, c] = acc
+        w, V = np.linalg.eigh(JJt)
         smin = math.sqrt(max(w[0], 0.0))
         lam2 = 0.0
         thr = ctl[C_STHR]
         if smin < thr:
             lam2 = ctl[C_LMAX] ** 2 * (1.0 - (smin / thr) ** 2)
-        Jpinv = Jd.T @ ((V / (np.maximum(w, 0.0) + lam2 + 1e-300)) @ V.T)
-        raw = Jpinv @ u
+        # raw = J^T V diag(1 / (w + lam2)) V^T u
+        y = np.empty(6)
+        for k in range(6):
+            acc = 0.0
+            for r in range(6):
+                acc += V[r, k] * u[r]
+            y[k] = acc / (max(w[k], 0.0) + lam2 + 1e-300)
+        z = np.empty(6)
+        for r in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc += V[r, k] * y[k]
+            z[r] = acc
+        for c in range(n):
+            acc = 0.0
+            for r in range(6):
+                acc += Jd[r, c] * z[r]
+            raw[c] = acc
         damping = math.sqrt(lam2)
         # step 6: JointLimiter.step
         qd_cmd = raw.copy()
