@@ -162,3 +162,13 @@ def test_controller_order_sorts_and_fills_partial_goals():
     assert o.positions.tolist() == [[1.0, 8.0, 3.0], [2.0, 8.0, 6.0]]
     assert o.velocities.tolist() == [[0.1, 0.0, 0.3], [0.2, 0.0, 0.6]]
     assert o.accelerations is None and o.times_ns.tolist() == [MS, 2 * MS]
+
+
+def test_a_message_converts_exactly():
+    """convert.trajectory_from_msg (what a node or a bag check feeds to jtc_validate)."""
+    from hil_nodes.convert import joint_trajectory, trajectory_from_msg
+    msg = joint_trajectory(J, 49 * MS + 7, [0.000625, 0.00125], [[1, 2, 3], [4, 5, 6]], [[0, 0, 0], [0.5, 0, 0]])
+    t = trajectory_from_msg(msg)
+    assert t == Trajectory(J, (Point(625_000, (1.0, 2.0, 3.0), (0.0, 0.0, 0.0)),
+                               Point(1_250_000, (4.0, 5.0, 6.0), (0.5, 0.0, 0.0))), 49 * MS + 7)
+    assert check(t).reason == 'nonzero_end_velocity'

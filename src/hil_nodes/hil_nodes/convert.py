@@ -152,3 +152,16 @@ def tf_message(stamp, transforms):
     """tf2_msgs/TFMessage of (parent, child, xyz, quat_xyzw) tuples, all stamped ``stamp``."""
     from tf2_msgs.msg import TFMessage
     return TFMessage(transforms=[transform_stamped(stamp, *t) for t in transforms])
+
+
+def trajectory_from_msg(msg):
+    """hil_core.joint_trajectory.Trajectory of a trajectory_msgs/JointTrajectory (an rclpy message
+    or one deserialized by rosbags), times as integer nanoseconds, for ``jtc_validate``."""
+    from hil_core.joint_trajectory import Point, Trajectory
+
+    def ns(t):
+        return int(t.sec) * 1_000_000_000 + int(t.nanosec)
+    points = tuple(Point(ns(p.time_from_start), tuple(float(v) for v in p.positions),
+                         tuple(float(v) for v in p.velocities), tuple(float(v) for v in p.accelerations),
+                         tuple(float(v) for v in p.effort)) for p in msg.points)
+    return Trajectory(tuple(msg.joint_names), points, ns(msg.header.stamp))
