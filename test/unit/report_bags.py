@@ -94,8 +94,8 @@ class _Msgs:
 
     def header(self, t: float, frame='hexapod_base'):
         ns = int(round(t * 1e9))
-        return self._t('std_msgs/msg/Header')(stamp=self._t('builtin_interfaces/msg/Time')(sec=ns // 10**9, nanosec=ns % 10**9),
-                                             frame_id=frame)
+        stamp = self._t('builtin_interfaces/msg/Time')(sec=ns // 10**9, nanosec=ns % 10**9)
+        return self._t('std_msgs/msg/Header')(stamp=stamp, frame_id=frame)
 
     def wrench(self, t, fx):
         V = self._t('geometry_msgs/msg/Vector3')
@@ -143,13 +143,13 @@ def write_bag(path, drop: dict | None = None, points_per_message: int = 4, **sig
     ts = np.arange(-4, 4 * t.size + 4) * SERVO
     q_sp = hx.inverse_kinematics(geom, _poses(np.interp(ts, t, s['setpoint']))).q
     q_js = hx.inverse_kinematics(geom, _poses(s['achieved'])).q
-    pose_tcp = _poses(s['achieved'])
+    pose_tcp, pose_ref, pose_safe = _poses(s['achieved']), _poses(s['reference']), _poses(s['safe'])
     M = _Msgs()
     streams = {
         '/ft_sensor/wrench_raw': ('geometry_msgs/msg/WrenchStamped', lambda k: M.wrench(t[k], s['raw'][k])),
         '/ft_sensor/wrench': ('geometry_msgs/msg/WrenchStamped', lambda k: M.wrench(t[k], s['filtered'][k])),
-        '/admittance/reference': ('geometry_msgs/msg/PoseStamped', lambda k: M.pose(t[k], _poses(s['reference'][k:k + 1])[0])),
-        '/planner/safe_reference': ('geometry_msgs/msg/PoseStamped', lambda k: M.pose(t[k], _poses(s['safe'][k:k + 1])[0])),
+        '/admittance/reference': ('geometry_msgs/msg/PoseStamped', lambda k: M.pose(t[k], pose_ref[k])),
+        '/planner/safe_reference': ('geometry_msgs/msg/PoseStamped', lambda k: M.pose(t[k], pose_safe[k])),
         '/hexapod_controller/joint_trajectory': ('trajectory_msgs/msg/JointTrajectory', lambda k: M.trajectory(
             t[k], (np.r_[sub - T, sub] if points_per_message == 8 else sub),
             [q_sp[4 * k + 4 + j] for j in ((-3, -2, -1, 0, 1, 2, 3, 4) if points_per_message == 8 else (1, 2, 3, 4))])),

@@ -92,7 +92,8 @@ def _fk_poses(geom, names: list[str], q: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def _geometry(parameters: dict):
     from hil_core import hexaslide as hx
-    robot = _param(parameters, 'kinematics', 'robot', None) or _param(parameters, 'timebase', 'robot', 'hexaslide_scaled')
+    robot = (_param(parameters, 'kinematics', 'robot', None)
+             or _param(parameters, 'timebase', 'robot', 'hexaslide_scaled'))
     try:
         return hx.load_geometry(robot)
     except (ValueError, KeyError, OSError, FileNotFoundError):

@@ -95,7 +95,8 @@ def transparency(tr, out) -> str:
     ap.plot(frf_.freqs[sel], frf_.phase_deg[sel], color='k', label='measured')
     for band, fit in sorted(tr.result.fits.items()):
         figs = tr.pair.band(band)
-        text = (f'delay {fit.delay_s * 1e3:.2f} ms, RMSE {fit.rmse_deg:.3f} deg' if figs is not None and figs.delay.valid
+        valid = figs is not None and figs.delay.valid
+        text = (f'delay {fit.delay_s * 1e3:.2f} ms, RMSE {fit.rmse_deg:.3f} deg' if valid
                 else f'not measurable: {figs.delay.reason if figs is not None else "-"}')
         ap.plot(fit.freqs, fit.fitted_deg, lw=2, alpha=0.7, label=f'linear fit 0-{band:g} Hz: {text}')
         ag.axvline(band, color='grey', ls=':')
@@ -121,7 +122,8 @@ def shifted(tr, out) -> str:
                 label=f'achieved shifted back by {k} samples ({tr.delay_s * 1e3:.1f} ms)')
     ax.set_xlabel('time (s)')
     ax.set_ylabel(f'{AXES[tr.axis]} (mm or mrad)')
-    ax.set_title(f'Delay-shifted comparison: RMSE {tr.shifted_rmse * 1e3:.4f} (unshifted {tr.unshifted_rmse * 1e3:.4f}) mm')
+    ax.set_title(f'Delay-shifted comparison: RMSE {tr.shifted_rmse * 1e3:.4f} '
+                 f'(unshifted {tr.unshifted_rmse * 1e3:.4f}) mm')
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return _save(fig, out, 'shifted.png')
@@ -229,7 +231,8 @@ def stages(chain, out) -> str:
         band = t.result.band(VERDICT_BAND_HZ) or t.result.widest
         gains.append(band.gain_db.value if band is not None and band.gain_db.valid else np.nan)
         amps.append(20 * np.log10(t.amplitude.value) if t.amplitude.valid and t.amplitude.value > 0 else np.nan)
-    again.axhspan(-GAIN_TOLERANCE_DB, GAIN_TOLERANCE_DB, color='g', alpha=0.1, label=f'+-{GAIN_TOLERANCE_DB:g} dB design')
+    again.axhspan(-GAIN_TOLERANCE_DB, GAIN_TOLERANCE_DB, color='g', alpha=0.1,
+                  label=f'+-{GAIN_TOLERANCE_DB:g} dB design')
     again.bar(x, np.nan_to_num(gains), 0.5, color='tab:blue', label=f'mean gain 0-{VERDICT_BAND_HZ:g} Hz')
     again.plot(x, amps, 'o', color='tab:orange', label='amplitude ratio (time domain, gap-tolerant)')
     for i, g in enumerate(gains):

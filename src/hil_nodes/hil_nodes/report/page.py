@@ -34,7 +34,8 @@ def _table(rows) -> str:
 
 def _grid(header: list[str], rows: list[list], classes: list[str] | None = None) -> str:
     head = ''.join(f'<th>{_e(h)}</th>' for h in header)
-    body = ''.join(f'<tr class="{(classes or [""] * len(rows))[i]}">' + ''.join(f'<td>{_e(c)}</td>' for c in r) + '</tr>'
+    classes = classes or [''] * len(rows)
+    body = ''.join(f'<tr class="{classes[i]}">' + ''.join(f'<td>{_e(c)}</td>' for c in r) + '</tr>'
                    for i, r in enumerate(rows))
     return f'<table><tr>{head}</tr>{body}</table>'
 
@@ -55,7 +56,8 @@ def _validity_section(pair, design: dict) -> str:
                      f.coherence_min.text('.3f'), 'valid' if f.validity.ok else f.validity.reason()])
     evidence = (f'segments {pair.n_segments}, correlation peak {_fmt(pair.correlation_peak, ".4f")}, '
                 f'residual after shifting {_fmt(pair.relative_residual, ".4f")} of the signal')
-    designed = (f'designed: constant delay {design["total_delay_ms"]:.2f} ms (F/T filter {design["filter_delay_ms"]:.2f} '
+    designed = (f'designed: constant delay {design["total_delay_ms"]:.2f} ms '
+                f'(F/T filter {design["filter_delay_ms"]:.2f} '
                 f'+ time-base buffer {design["buffer_delay_ms"]:.2f}), unity gain')
     return (_grid(['band', 'constant delay', 'gain deviation', 'mean gain', 'phase RMSE', 'coherence min', 'validity'],
                   rows) + f'<p>{_e(evidence)}<br>{_e(designed)}</p>')
@@ -101,7 +103,8 @@ def render(title: str, verdict: str, status: str, summary: dict, numbers: dict, 
     ev = ''.join(f'<tr><td>{t:.4f}</td><td>{_e(src)}</td><td>{_e(name)}</td>'
                  f'<td>{_e(msg)}</td></tr>' for t, src, name, msg in events[:200])
     note_html = ''.join(f'<li>{_e(n)}</li>' for n in notes)
-    fmt = {k: ('not measurable' if v is None else f'{v:.4g}' if isinstance(v, float) else v) for k, v in numbers.items()}
+    fmt = {k: ('not measurable' if v is None else f'{v:.4g}' if isinstance(v, float) else v)
+           for k, v in numbers.items()}
     bg, border = STATUS_COLOURS.get(status, ('#eeeeee', '#888'))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>
