@@ -81,7 +81,7 @@ class SupervisorNode(Node):
         self.create_timer(self.p.heartbeat_period, self._heartbeat, clock=self._steady)
         self.create_timer(self.p.heartbeat_period, self._heartbeat)
         self.health = HealthWatch(self, health_config(self.p), self._fault, self._wall_now,
-                                  fault_enabled=self.p.health_fault)
+                                  fault_enabled=self.p.health_fault, lockstep=self.p.lockstep)
         for name in watched:
             self.create_subscription(TransitionEvent, topics.lifecycle_service(name, 'transition_event'),
                                      lambda msg, n=name: self._on_transition_event(n, msg), 10)

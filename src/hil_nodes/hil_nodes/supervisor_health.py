@@ -14,7 +14,7 @@ from typing import Callable
 
 from diagnostic_msgs.msg import DiagnosticArray
 
-from hil_core.realtime_health import FAULT, OK, WARN, Assessment, HealthConfig, HealthJudge, classify, numeric_values
+from hil_core.realtime_health import CYCLE, FAULT, HARDWARE, OK, TIMEBASE, WARN, Assessment, HealthConfig, HealthJudge, classify, numeric_values
 from hil_nodes import topics
 
 LEVEL_NAMES = {OK: 'OK', WARN: 'WARN', FAULT: 'FAULT'}
@@ -22,8 +22,12 @@ LEVEL_NAMES = {OK: 'OK', WARN: 'WARN', FAULT: 'FAULT'}
 
 class HealthWatch:
     def __init__(self, node, config: HealthConfig, on_fault: Callable[[str], None], now: Callable[[], float],
-                 fault_enabled: bool = True):
+                 fault_enabled: bool = True, lockstep: bool = False):
         self._node = node
+        # In lockstep the time base's reader clock is the frame clock: its factor and W-R follow
+        # the content of the run (a writer gap, a mode change), not whether anything kept up with
+        # the wall clock, so only cycles and late frames are judged there.
+        self.kinds = {CYCLE, HARDWARE} if lockstep else {CYCLE, HARDWARE, TIMEBASE}
         self._own = node.get_name()
         self._on_fault = on_fault
         self._now = now
@@ -54,7 +58,7 @@ class HealthWatch:
                 continue
             values = numeric_values((kv.key, kv.value) for kv in st.values)
             kind = classify(st.name, values)
-            if kind is not None:
+            if kind in self.kinds:
                 self.judge.observe(who, kind, now, values)
                 seen = True
         if seen:
