@@ -160,6 +160,8 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     planned = []
     for spec in nodes:
         p = {k: _resolve_path(root, v) for k, v in spec.parameters.items()}
+        if not hardware:   # e.g. the F/T node reads the simulated sensor in-process
+            p.update({k: _resolve_path(root, v) for k, v in spec.mock_parameters.items()})
         p.update(hw_params.get(spec.name, {}))
         if netft_address and spec.executable == 'ft_sensor':
             p['sensor_ip'] = netft_address

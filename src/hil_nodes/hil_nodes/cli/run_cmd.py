@@ -18,6 +18,7 @@ import yaml
 
 from hil_nodes.cli.processes import ProcessGroup
 from hil_nodes.cli.run_client import RunClient
+from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
 from hil_nodes.bringup import bringup_plan, process_commands, write_overrides
 from hil_nodes.system import SystemError_, apply_scenario, load_scenario, load_system
@@ -124,8 +125,12 @@ def run(args) -> int:
             client.close()
     if bag_path is not None and bag_path.exists():
         # The run manifest next to the bag: what `hil report` needs to recompute the ideal motion.
-        manifest = {'summary': summary, 'scenario': args.scenario or '',
-                    'parameters': effective_parameters(specs, overrides)}
+        parameters = effective_parameters(specs, overrides)
+        rows, _ = run_accounting(bag_path, parameters, client.diag if client is not None else {})
+        summary.update(accounting_summary(rows))
+        manifest = {'summary': summary, 'scenario': args.scenario or '', 'parameters': parameters}
+        if rows is not None:
+            manifest['accounting'] = [r.as_dict() for r in rows]
         (bag_path / 'hil_run.yaml').write_text(yaml.safe_dump(manifest, sort_keys=False))
     for key, value in summary.items():
         print(f'{key}: {value}')
