@@ -149,35 +149,38 @@ def momentum_matrices(q, jp, jtype, axis, inert, H2, H3, Rl, pl):
         for k in range(6):
             H2[r, k] = 0.0                      # H2 accumulates the composite inertia
     T = np.empty((3, 3))
+    mcx = np.empty((3, 3))                      # m [c]x
+    cv = np.empty(3)
+    S = np.empty(6)
+    # (no tuples indexed by a loop variable here: numba compiles those into switches, which
+    # made this function take seconds to compile)
     for b in range(n, -1, -1):
         m = inert[b, 0]
         R = Rl[b]
         I = inert[b]
-        c0 = pl[b, 0] + (R[0, 0] * I[1] + R[0, 1] * I[2] + R[0, 2] * I[3])      # CoM, satellite axes
-        c1 = pl[b, 1] + (R[1, 0] * I[1] + R[1, 1] * I[2] + R[1, 2] * I[3])
-        c2 = pl[b, 2] + (R[2, 0] * I[1] + R[2, 1] * I[2] + R[2, 2] * I[3])
+        for r in range(3):                      # CoM in satellite axes
+            cv[r] = pl[b, r] + (R[r, 0] * I[1] + R[r, 1] * I[2] + R[r, 2] * I[3])
         for r in range(3):                      # T = R I_c
             for k in range(3):
                 T[r, k] = R[r, 0] * I[4 + k] + R[r, 1] * I[7 + k] + R[r, 2] * I[10 + k]
-        cc = c0 * c0 + c1 * c1 + c2 * c2
-        cv = (c0, c1, c2)
-        # m [c]x (row r, column k)
-        mcx = ((0.0, -m * c2, m * c1), (m * c2, 0.0, -m * c0), (-m * c1, m * c0, 0.0))
+        cc = cv[0] * cv[0] + cv[1] * cv[1] + cv[2] * cv[2]
+        mcx[0, 0], mcx[0, 1], mcx[0, 2] = 0.0, -m * cv[2], m * cv[1]
+        mcx[1, 0], mcx[1, 1], mcx[1, 2] = m * cv[2], 0.0, -m * cv[0]
+        mcx[2, 0], mcx[2, 1], mcx[2, 2] = -m * cv[1], m * cv[0], 0.0
         for r in range(3):
             H2[r, r] += m
             for k in range(3):
-                H2[r, 3 + k] -= mcx[r][k]
-                H2[3 + r, k] += mcx[r][k]
+                H2[r, 3 + k] -= mcx[r, k]
+                H2[3 + r, k] += mcx[r, k]
                 # R I_c R^T - m [c]x^2, with [c]x^2 = c c^T - |c|^2 I
                 rir = T[r, 0] * R[k, 0] + T[r, 1] * R[k, 1] + T[r, 2] * R[k, 2]
                 H2[3 + r, 3 + k] += rir - m * (cv[r] * cv[k] - (cc if r == k else 0.0))
         if b >= 1:
             ax = axis[b - 1]
-            a0 = R[0, 0] * ax[0] + R[0, 1] * ax[1] + R[0, 2] * ax[2]
-            a1 = R[1, 0] * ax[0] + R[1, 1] * ax[1] + R[1, 2] * ax[2]
-            a2 = R[2, 0] * ax[0] + R[2, 1] * ax[1] + R[2, 2] * ax[2]
+            for r in range(3):
+                S[3 + r] = R[r, 0] * ax[0] + R[r, 1] * ax[1] + R[r, 2] * ax[2]
             p0, p1, p2 = pl[b, 0], pl[b, 1], pl[b, 2]
-            S = (p1 * a2 - p2 * a1, p2 * a0 - p0 * a2, p0 * a1 - p1 * a0, a0, a1, a2)
+            S[0], S[1], S[2] = p1 * S[5] - p2 * S[4], p2 * S[3] - p0 * S[5], p0 * S[4] - p1 * S[3]
             for r in range(6):
                 acc = 0.0
                 for k in range(6):
