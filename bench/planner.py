@@ -1,6 +1,8 @@
-"""Trajectory planner figures: cycle cost inside the limits and during a recovery (p50/p99), and
-ASC vs ruckig on the same spike / step / dropout inputs (peak acceleration, tracking error,
-delay). Prints `name: value unit` lines (docs/CONTRACTS.md "Benchmarks")."""
+"""Trajectory planner figures: cycle cost inside the limits and during a recovery (p50/p99), the
+bounded return plans (length over a grid of stop states, and the cost of the cycle that computes
+one), the derated angle limits, and ASC vs ruckig on the same spike / step / dropout inputs (peak
+acceleration, tracking error, delay). Prints `name: value unit` lines (docs/CONTRACTS.md
+"Benchmarks")."""
 from __future__ import annotations
 
 import pathlib
@@ -15,6 +17,8 @@ sys.path.insert(0, str(ROOT / 'src' / 'hil_core'))
 from hil_core.modes import HilMode  # noqa: E402
 from hil_core.planner.asc import AccelerationSaturationControl, RuckigLimiter  # noqa: E402
 from hil_core.planner.config import PlannerConfig, Workspace  # noqa: E402
+from hil_core.planner.dof import pose_to_dof_1  # noqa: E402
+from hil_core.planner.plans import plan_home  # noqa: E402
 from hil_core.planner.trajectory_planner import TrajectoryPlanner  # noqa: E402
 
 DT = 0.0025
@@ -60,6 +64,52 @@ def cycle_costs():
     return np.array(inside) / 1e3, np.array(recovery) / 1e3
 
 
+def return_plans():
+    """Plans from a grid of stop states: positions up to the soft limit along 26 directions, every
+    DOF at +-v_lim (the worst: at the velocity limit towards or away from home) or at rest."""
+    pl = TrajectoryPlanner(CFG)
+    home = pose_to_dof_1(HOME)
+    dirs = [np.array(d, dtype=float) for d in np.ndindex(3, 3, 3) if d != (1, 1, 1)]
+    durations, kinds = [], {}
+    for d in dirs:
+        u = (d - 1.0) / np.linalg.norm(d - 1.0)
+        for frac in (0.0, 0.5, 0.95):
+            p = HOME[:3] + frac * WS.soft.radius(u) * u
+            for sign in (-1.0, 0.0, 1.0):
+                v = np.r_[sign * pl.v_lim[:3] * np.sign(u + 1e-12), 0.0, 0.0, 0.0]
+                x0 = np.r_[p, 0.0, 0.0, 0.0]
+                plan = plan_home(x0 - v * DT, x0, home, DT, pl.a_lim, pl.v_lim, CFG.ramp_shape,
+                                 CFG.return_min_duration, pl.lower, pl.upper)
+                durations.append(plan.duration)
+                kinds[plan.kind] = kinds.get(plan.kind, 0) + 1
+    return np.array(durations), kinds
+
+
+def return_plan_cycles(n=60):
+    """Cost of the planner cycle that computes a return plan: RUNNING along x at v_max towards
+    and away from home, then the supervisor's RETURNING_HOME (stop) request (the plan is made in
+    that very cycle)."""
+    costs, lengths = [], []
+    for i in range(n):
+        pl = TrajectoryPlanner(CFG)
+        pl.step(None, None, HilMode.IDLE, measured=HOME)
+        k = 0
+        while pl.phase is not HilMode.RUNNING:
+            k += 1
+            pl.step(HOME, k, HilMode.HOMING)
+        direction = 1.0 if i % 2 else -1.0
+        for j in range(60 + i % 40):
+            k += 1
+            ref = HOME.copy()
+            ref[0] += direction * min(0.15 * j * DT, 0.04)
+            pl.step(ref, k, HilMode.RUNNING)
+        t0 = time.perf_counter_ns()
+        res = pl.step(None, None, HilMode.RETURNING_HOME)
+        costs.append(time.perf_counter_ns() - t0)
+        lengths += [e.values['duration'] for e in res.events if e.name == 'returning_home']
+    return np.array(costs) / 1e3, np.array(lengths)
+
+
 def inputs():
     t = np.arange(1600) * DT
     clean = np.zeros((len(t), 6))
@@ -100,6 +150,17 @@ def main() -> None:
     print(f'planner_cycle_inside_p99: {np.percentile(inside, 99):.1f} us')
     print(f'planner_cycle_recovery_p50: {np.percentile(recovery, 50):.1f} us')
     print(f'planner_cycle_recovery_p99: {np.percentile(recovery, 99):.1f} us')
+    pl = TrajectoryPlanner(CFG)
+    print(f'planner_angle_a_lim: {pl.a_lim[3]:.2f} rad/s^2 (configured {CFG.a_max[3]:.1f})')
+    print(f'planner_angle_v_lim: {pl.v_lim[3]:.3f} rad/s (configured {CFG.v_max[3]:.1f})')
+    durations, kinds = return_plans()
+    print(f'planner_return_plans: {len(durations)} stop states ({", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))})')
+    print(f'planner_return_plan_duration_max: {durations.max():.3f} s')
+    print(f'planner_return_plan_duration_p50: {np.percentile(durations, 50):.3f} s')
+    costs, lengths = return_plan_cycles()
+    print(f'planner_return_plan_cycle_p50: {np.percentile(costs, 50):.1f} us')
+    print(f'planner_return_plan_cycle_max: {costs.max():.1f} us')
+    print(f'planner_stop_at_v_max_plan_duration_max: {lengths.max():.3f} s')
     t, k0, cases, clean = inputs()
     for name in ('asc', 'ruckig'):
         out = run(make(name), clean)

@@ -6,7 +6,6 @@ import numpy as np
 from hil_core.modes import HilMode
 from hil_core.planner.config import PlannerConfig, Workspace
 from hil_core.planner.dof import pose_to_dof
-from hil_core.planner.ellipsoid import direction
 from hil_core.planner.recovery import CompliantRecovery, plan_blend_home
 from hil_core.planner.trajectory_planner import TrajectoryPlanner
 

@@ -33,7 +33,7 @@ def pose_to_dof(pose):
 
 def pose_to_dof_1(pose) -> np.ndarray:
     """``pose_to_dof`` of a single pose in float arithmetic (the per-cycle path; same formulas)."""
-    x, y, z, qx, qy, qz, qw = (float(v) for v in pose)
+    x, y, z, qx, qy, qz, qw = pose.tolist() if isinstance(pose, np.ndarray) else (float(v) for v in pose)
     n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     qx, qy, qz, qw = qx / n, qy / n, qz / n, qw / n
     roll = math.atan2(2.0 * (qw * qx + qy * qz), 1.0 - 2.0 * (qx * qx + qy * qy))
@@ -61,11 +61,10 @@ def dof_to_pose_1(x) -> np.ndarray:
 def base_twist(x, v) -> np.ndarray:
     """[linear velocity, angular velocity in the base frame] of the DOF vector x moving at v:
     w = M(rpy) d(rpy)/dt, M = [[cy cp, -sy, 0], [sy cp, cy, 0], [-sp, 0, 1]]."""
-    _, p, y = (float(a) for a in x[3:])
-    dr, dp, dy = (float(a) for a in v[3:])
+    _, _, _, _, p, y = x.tolist()
+    vx, vy, vz, dr, dp, dy = v.tolist()
     cp, sp, cy, sy = math.cos(p), math.sin(p), math.cos(y), math.sin(y)
-    return np.array([float(v[0]), float(v[1]), float(v[2]), cy * cp * dr - sy * dp, sy * cp * dr + cy * dp,
-                     -sp * dr + dy])
+    return np.array([vx, vy, vz, cy * cp * dr - sy * dp, sy * cp * dr + cy * dp, -sp * dr + dy])
 
 
 def dof_to_pose(x):

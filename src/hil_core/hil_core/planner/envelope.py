@@ -134,10 +134,16 @@ class Envelope:
         return np.array(out)
 
     def admits(self, x, v, a) -> bool:
-        for i in range(len(self._dofs)):
-            lo, hi, *_ = self._interval(i, float(x[i]), float(v[i]))
-            if not lo <= float(a[i]) <= hi:
+        """Whether ``a`` lies in the interval of every DOF (the limiters' pass-through test; inlined,
+        it runs every cycle)."""
+        dt = self.dt
+        for (am, vm, lower, upper, boxed), xi, vi, ai in zip(self._dofs, x.tolist(), v.tolist(), a.tolist()):
+            if ai > am or ai < -am or vi + ai * dt > vm or vi + ai * dt < -vm:
                 return False
+            if boxed:
+                vn = vi + ai * dt
+                if vn > self._stop_speed(upper - xi, am) or -vn > self._stop_speed(xi - lower, am):
+                    return False
         return True
 
     def brake(self, x, v):

@@ -76,8 +76,7 @@ class TrajectoryPlanner:
         box = np.full(3, np.inf) if self.half is None else self.half
         self._half = box.tolist()
         self.lower, self.upper = np.r_[-np.inf, -np.inf, -np.inf, -box], np.r_[np.inf, np.inf, np.inf, box]
-        self.a_lim, self.v_lim = rate_limits(self.a_max, self.v_max, np.full(3, np.pi / 2) if self.half is None
-                                             else self.half)
+        self.a_lim, self.v_lim = rate_limits(self.a_max, self.v_max, np.minimum(box, np.pi / 2))
         self.envelope = Envelope(self.dt, self.a_lim, self.v_lim, self.lower, self.upper)
         if cfg.limiter == 'asc':
             self.limiter = AccelerationSaturationControl(self.dt, self.a_lim, self.v_lim, cfg.asc_bandwidth_hz,
@@ -124,12 +123,12 @@ class TrajectoryPlanner:
         return self.uses_reference
 
     def stamp_problem(self, stamp_ns, now_ns) -> str | None:
-        """Why a reference stamp lies outside the window of sim time ``now_ns`` (None if inside):
-        lets a node that keys its frames by the reference stamp refuse it before using it as a key."""
+        """Why a reference stamp lies outside the window around sim time ``now_ns`` (None if inside),
+        for a node that keys its frames by reference stamps; it reports the refusal with
+        ``refuse_reference`` (events, once per streak)."""
         return check_stamp(stamp_ns, None, now_ns, self.inputs.rules, 0)
 
     def refuse_reference(self, reason: str) -> list:
-        """Events for a reference a node refused with ``stamp_problem`` (once per streak)."""
         pairs = []
         self.inputs.refuse(reason, pairs)
         return [PlannerEvent(name, message, WARN) for name, message in pairs]
@@ -183,12 +182,9 @@ class TrajectoryPlanner:
         lvl = self.level(pose)
         if lvl > self.k:
             self._fault(ev, f'measured TCP beyond the hard limit (level {lvl:.3f} > {self.k:.3f})', point=pose[:3])
-        elif self.half is not None:
-            rpy = np.abs(pose_to_dof_1(pose)[3:])
-            if np.any(rpy > self.k * self.half):
-                self._fault(ev, f'measured TCP orientation (roll, pitch, yaw) {np.degrees(rpy).round(2).tolist()} deg '
-                            f'beyond the hard limit of the total-orientation range, {self.k:.3f} x '
-                            f'{np.degrees(self.half).round(2).tolist()} deg', point=pose[:3])
+        elif self.half is not None and np.any(np.abs(pose_to_dof_1(pose)[3:]) > self.k * self.half):
+            self._fault(ev, f'measured TCP orientation (roll, pitch, yaw) {np.degrees(pose_to_dof_1(pose)[3:]).round(2)} '
+                        f'deg beyond {self.k:.3f} x the total-orientation range (seed 001 table 3)', point=pose[:3])
 
     def _valid_mode(self, mode, ev):
         if mode is None:
