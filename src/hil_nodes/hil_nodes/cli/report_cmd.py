@@ -13,9 +13,11 @@ import json
 import pathlib
 import sys
 
+from hil_nodes import topics
 from hil_nodes.report import figures
 from hil_nodes.report.analysis import admittance_model, analyse, stage_rows, to_json
 from hil_nodes.report.bagdata import load_run
+from hil_nodes.report.jtc_check import check_bag
 from hil_nodes.report.page import render
 
 __all__ = ['add_parser', 'admittance_model', 'run']   # admittance_model: used by the system tests
@@ -49,6 +51,12 @@ def run(args) -> int:
     notes = list(a.notes)
     if data.repaired:
         notes.insert(0, 'the bag had been left open by a killed run: repaired up to its last checkpoint')
+    jtc = check_bag(bag) if data.counts.get(topics.HEXAPOD_JOINT_TRAJECTORY) else None
+    if jtc is not None:
+        notes.append(f"stock joint_trajectory_controller (config/controllers.yaml): {jtc['refused']} of "
+                     f"{jtc['checked']} trajectories would be refused"
+                     + (f" ({', '.join(f'{k}: {v}' for k, v in jtc['reasons'].items())}; first at "
+                        f"{jtc['first_refusal']})" if jtc['refused'] else ''))
     made = [figures.force(data, out), figures.motion(data, tr, out)]
     if tr is not None:
         made += [figures.frf(tr, out), figures.transparency(tr, out), figures.shifted(tr, out)]
@@ -70,6 +78,8 @@ def run(args) -> int:
                   design=a.design.as_dict())
     (out / 'report.html').write_text(page)
     body = {'numbers': numbers, 'figures': made, 'notes': notes, 'summary': summary, **to_json(a)}
+    if jtc is not None:
+        body['jtc_acceptance'] = jtc
     (out / 'report.json').write_text(json.dumps(body, indent=2, default=str))
     print(f'report: {out / "report.html"}')
     print(f'verdict: {verdict}')
