@@ -70,6 +70,12 @@ def test_impulse_6hz_is_transparent_to_11hz_with_the_designed_delay(impulse_6hz)
     # the report shows exactly these numbers
     for key, value in numbers.items():
         assert report['numbers'][key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+    # a stock joint_trajectory_controller configured by config/controllers.yaml takes every message
+    assert report['jtc_acceptance']['checked'] > 10000 and report['jtc_acceptance']['refused'] == 0
+    # the stages account for the end-to-end delay (issue 18), and every stream is complete
+    findings = report['stages']['findings']
+    assert abs(findings['delay_sum_ms'] - findings['end_to_end_delay_ms']) < 0.1, findings
+    assert summary['messages'].startswith('clean'), summary['messages']
 
 
 @pytest.fixture(scope='module')
