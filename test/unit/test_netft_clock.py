@@ -56,7 +56,7 @@ def test_burst_at_ten_times_the_rate_is_refused_and_diagnosed():
     clock = SampleClock(RATE)
     normal1 = 20.0 + np.arange(int(2 * RATE)) / RATE
     burst = normal1[-1] + np.arange(1, int(0.3 * 10 * RATE) + 1) / (10 * RATE)     # 0.3 s at 16 kHz
-    normal2 = burst[-1] + np.arange(1, int(3 * RATE)) / RATE
+    normal2 = burst[-1] + np.arange(1, int(5 * RATE)) / RATE
     out = simulate(clock, np.concatenate([normal1, burst, normal2]), rng)
     anomalies = [r.anomaly for _, r, _ in out if r.anomaly]
     assert anomalies and 'Hz' in anomalies[0] and clock.anomalies == 1
@@ -70,8 +70,8 @@ def test_burst_at_ten_times_the_rate_is_refused_and_diagnosed():
     # at most what fits in the tolerance before the lead is seen (0.9 dt ahead per record)
     assert in_burst.sum() <= clock.tolerance_ns / (0.9 * DT) + 40
     assert clock.refused >= burst.size - in_burst.sum()
-    tail = pos >= normal1.size + burst.size + int(1.0 * RATE)   # normal again after the window
-    assert tail.sum() >= normal2.size - int(1.0 * RATE) - 40 and clock.anomaly is None
+    tail = pos >= normal1.size + burst.size + int(2.5 * RATE)   # normal again after the window
+    assert tail.sum() >= normal2.size - int(2.5 * RATE) - 40 and clock.anomaly is None
     # samples after the burst are stamped near their send time again, not where clamping put them
     t_all = np.concatenate([normal1, burst, normal2])
     assert np.all(np.abs(st[tail] * 1e-9 - t_all[pos[tail]]) < 0.05)
@@ -92,7 +92,7 @@ def test_a_box_streaming_at_ten_times_the_configured_rate_is_never_used():
 def test_a_slow_box_is_diagnosed():
     rng = np.random.default_rng(4)
     clock = SampleClock(RATE)
-    t = 5.0 + np.arange(int(3 * RATE / 2)) / (RATE / 2)          # 800 Hz while 1600 Hz is configured
+    t = 5.0 + np.arange(int(4 * RATE / 2)) / (RATE / 2)          # 800 Hz while 1600 Hz is configured
     out = simulate(clock, t, rng)
     assert clock.anomaly is not None and clock.measured_rate == pytest.approx(RATE / 2, rel=0.02)
     pos, st = accepted(out)

@@ -91,7 +91,9 @@ class NetFTSource:
                                              '(a sequence number that is not the stream\'s) ignored')
             idx = np.flatnonzero(burst.accepted)
             if idx.size:
-                self._process(burst, idx, self.node.get_clock().now().nanoseconds)
+                # arrival on the node clock: when the burst was drained, not after its bookkeeping
+                now = self.node.get_clock().now().nanoseconds - int((time.monotonic() - burst.arrival) * 1e9)
+                self._process(burst, idx, now)
 
     def _process(self, burst, idx, now: int) -> None:
         p = self.node.p

@@ -13,12 +13,14 @@ driver used to clamp stamps to 1 ns apart):
 * **ahead**: the newest stamp runs more than ``tolerance`` ahead of the arrival time, i.e.
   the stream delivered more records than the elapsed time allows (a burst, a box set to a
   higher rate than the driver was told). Its records are refused;
-* **rate**: over at least ``rate_window`` of arrival time the record rate (positions per
-  second, losses included) differs from the configured one by more than ``rate_tolerance``.
-  Refused as well: the filters are designed for the configured rate.
+* **rate**: over at least ``rate_window`` (2 s) of arrival time the record rate (positions per
+  second, losses included) differs from the configured one by more than ``rate_tolerance``
+  (10 %). Refused as well: the filters are designed for the configured rate. The window is
+  long because a burst's arrival is read late by up to tens of ms on a loaded machine (a 0.5 s
+  window gave false alarms under load ~4).
 
-Refusal lasts until the rate has been right for a full ``rate_window`` after the last sign of
-the anomaly; the next accepted burst is then stamped back from its arrival (``anchored``),
+Refusal lasts until the rate is right over a window that starts after the last time stamps
+ran ahead; the next accepted burst is then stamped back from its arrival (``anchored``),
 after the last stamp given. A clock persistently behind the arrivals by more than
 ``tolerance`` (a box that paused without losing numbers) jumps forward (``jumps``).
 """
@@ -40,7 +42,7 @@ class ClockResult:
 
 class SampleClock:
     def __init__(self, rate_hz: float, tolerance: float = 0.05, slew: float = 0.01,
-                 rate_window: float = 0.5, rate_tolerance: float = 0.1, lag_window: float = 0.2):
+                 rate_window: float = 2.0, rate_tolerance: float = 0.1, lag_window: float = 0.2):
         if rate_hz <= 0 or tolerance <= 0 or not 0 < slew < 0.5 or rate_window <= 0 or rate_tolerance <= 0:
             raise ValueError('SampleClock needs positive rate, tolerance, rate_window, rate_tolerance '
                              'and a slew in (0, 0.5)')
@@ -83,10 +85,11 @@ class SampleClock:
         r = self.measured_rate / self.rate
         return r == r and (r > 1.0 + self.rate_tolerance or r < 1.0 / (1.0 + self.rate_tolerance))
 
-    def _flag(self, arrival: int, why: str) -> None:
+    def _flag(self, arrival: int, why: str, ahead: bool = False) -> None:
         if self.anomaly is None:
             self.anomalies += 1
-        self._since = arrival
+        if ahead:
+            self._since = arrival
         self.anomaly = why
         self._anchored = False
         self._lags.clear()
@@ -110,9 +113,12 @@ class SampleClock:
         if self._rate_wrong():
             self._flag(arrival, self._describe())
         if self.anomaly is not None:
-            if arrival - self._since < self.rate_window_ns or self._rate_wrong() or self.measured_rate != self.measured_rate:
+            # over, once the rate is right over a window that starts after the last time the
+            # stamps ran ahead
+            if (self.measured_rate != self.measured_rate or self._rate_wrong()
+                    or self._history[0][0] < self._since):
                 return self._refuse(pos, arrival)
-            self.anomaly = None                          # right again for a full window
+            self.anomaly = None
         # offsets in float, absolute stamps in int64: a float64 of 1.8e18 ns is 256 ns coarse
         if self._anchored:
             span = (pos[-1] - self._last_pos) * self.dt
@@ -125,7 +131,7 @@ class SampleClock:
                 stamps += self._last_stamp + int(round(self.dt)) - int(stamps[0])
         lead = int(stamps[-1]) - arrival
         if lead > self.tolerance_ns:
-            self._flag(arrival, self._describe(lead))
+            self._flag(arrival, self._describe(lead), ahead=True)
             return self._refuse(pos, arrival, lead)
         jump = self._catch_up(arrival, -lead)
         stamps += jump
