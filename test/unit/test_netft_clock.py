@@ -4,6 +4,8 @@ burst at 10x the configured rate, a slow box) is diagnosed and its records refus
 hidden by clamping stamps."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hil_core.ft.netft_clock import SampleClock
 
@@ -135,3 +137,31 @@ def test_epoch_stamps_keep_nanosecond_resolution():
         st.append(clock.stamp(pos, t0 + int((k + 6) * 1e9 / 300.0) + (k * 7919) % 900_000).stamps)
     d = np.diff(np.concatenate(st))
     assert d.min() >= 1e9 / 300.0 * (1 - clock.slew) - 1 and d.max() <= 1e9 / 300.0 * (1 + clock.slew) + 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2 ** 31), factors=st.lists(st.sampled_from([0.5, 1.0, 1.0, 1.0, 3.0, 10.0]), min_size=1,
+                                                      max_size=6),
+       late=st.floats(0.0, 0.08), resets=st.integers(0, 3))
+def test_property_stamps_never_squeezed_never_far_ahead(seed, factors, late, resets):
+    """Whatever the rate (pieces at 0.5x to 10x), the read delays and new streams: accepted
+    stamps rise by at least (1 - slew) periods each, and the newest stamp of an accepted
+    burst is never more than ``tolerance`` ahead of its arrival."""
+    rng = np.random.default_rng(seed)
+    clock = SampleClock(RATE)
+    t, pos, reset_at = 1.0, 0, set(rng.integers(1, 60, resets).tolist())
+    last = None
+    for k in range(60):
+        rate = RATE * factors[k * len(factors) // 60]
+        n = int(rng.integers(1, 30))
+        t += n / rate
+        arrival = int((t + rng.uniform(0, 0.002) + (late if rng.random() < 0.05 else 0.0)) * 1e9)
+        p = np.arange(pos, pos + n)
+        pos += n
+        res = clock.stamp(p, arrival, continuous=k not in reset_at)
+        if res.stamps is None:
+            continue
+        d = np.diff(np.concatenate([[last], res.stamps]) if last is not None else res.stamps)
+        assert np.all(d >= DT * (1 - clock.slew) - 1)
+        assert res.stamps[-1] - arrival <= clock.tolerance_ns
+        last = res.stamps[-1]

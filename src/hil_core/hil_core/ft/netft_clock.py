@@ -127,8 +127,9 @@ class SampleClock:
             stamps = self._last_stamp + np.rint((pos - self._last_pos) * s).astype(np.int64)
         else:
             stamps = arrival - np.rint((pos[-1] - pos) * self.dt).astype(np.int64)
-            if self._last_stamp is not None and stamps[0] <= self._last_stamp:
-                stamps += self._last_stamp + int(round(self.dt)) - int(stamps[0])
+            step = int(round(self.dt))                   # at least a period after the last stamp
+            if self._last_stamp is not None and stamps[0] < self._last_stamp + step:
+                stamps += self._last_stamp + step - int(stamps[0])
         lead = int(stamps[-1]) - arrival
         if lead > self.tolerance_ns:
             self._flag(arrival, self._describe(lead), ahead=True)
