@@ -29,6 +29,7 @@ import numpy as np
 from hil_core.hybrid5 import dynamics as dyn, kinematics as kin
 from hil_core.hybrid5.control import CTM
 from hil_core.hybrid5.gcode import parse_file
+from hil_core.hybrid5.motion import Hybrid5Motion
 from hil_core.hybrid5.params import load_params
 from hil_core.hybrid5.study import closed_loop_errors, reference_errors
 from hil_core.hybrid5.tracking import HybridController, simulate
@@ -146,6 +147,28 @@ def timed_parts_compiled(P, path, n):
     return {name: float(np.percentile(v, 50)) for name, v in parts.items()}
 
 
+def timed_node_path(P, path, n):
+    """CPU p50/p99 of what the hybrid_controller node runs per cycle while RUNNING the path:
+    the motion state machine's reference (compiled path sampler + IK) + the compiled cycle on it."""
+    (p0, _, _), (g0, _, _) = path.sample_cycle(0)
+    start = np.r_[p0, g0]
+    motion = Hybrid5Motion(P, path, start, 2.0, [1.0, 1.0, 1.0, 5.0, 5.0], 0.001)
+    ctl = HybridController(P, path)
+    l0 = kin.inverse(p0, P.R)
+    k, mode = 0, 'HOMING'
+    while motion.phase.value != 'RUNNING':                 # homed at once (already there), short sync
+        motion.cycle(k, mode, l0, g0)
+        k += 1
+    cpu = []
+    clock = time.thread_time_ns
+    for k in range(k, k + n):
+        c0 = clock()
+        ref, _ = motion.cycle(k, 'RUNNING', l0, g0)
+        ctl.cycle(k, l0, g0, ref)
+        cpu.append((clock() - c0) / 1e3)
+    return np.percentile(cpu, 50), np.percentile(cpu, 99)
+
+
 def main() -> None:
     P = load_params()
     t = P.trajectory
@@ -172,6 +195,9 @@ def main() -> None:
         print(f'part_float64_numpy_{name}_cpu_p50: {v:.1f} us')
     for name, v in timed_parts_compiled(P, path, 4000).items():
         print(f'part_float64_compiled_{name}_cpu_p50: {v:.1f} us')
+    p50, p99 = timed_node_path(P, path, 4000)
+    print(f'node_path_motion_and_cycle_cpu_p50: {p50:.1f} us')
+    print(f'node_path_motion_and_cycle_cpu_p99: {p99:.1f} us')
     ops = count_ops(P, path)
     for k, seed in SEED_TABLE1.items():
         print(f'ops_{k}: {ops.get(k, 0)} ops (seed table 1: {seed})')
