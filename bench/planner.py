@@ -86,10 +86,10 @@ def return_plans():
 
 
 def return_plan_cycles(n=60):
-    """Cost of the planner cycle that computes a return plan: RUNNING along x at v_max towards
-    and away from home, then the supervisor's RETURNING_HOME (stop) request (the plan is made in
-    that very cycle)."""
-    costs, lengths = [], []
+    """Cost of the planner cycle that starts a return plan: RUNNING along x at v_max towards and
+    away from home, then the supervisor's RETURNING_HOME (stop) request (the plan is chosen in that
+    very cycle), and of the cycles that follow it home (one sample each)."""
+    costs, lengths, following = [], [], []
     for i in range(n):
         pl = TrajectoryPlanner(CFG)
         pl.step(None, None, HilMode.IDLE, measured=HOME)
@@ -107,7 +107,11 @@ def return_plan_cycles(n=60):
         res = pl.step(None, None, HilMode.RETURNING_HOME)
         costs.append(time.perf_counter_ns() - t0)
         lengths += [e.values['duration'] for e in res.events if e.name == 'returning_home']
-    return np.array(costs) / 1e3, np.array(lengths)
+        while pl.phase is HilMode.RETURNING_HOME:          # the plan's own frames, one sample each
+            t0 = time.perf_counter_ns()
+            pl.step(None, None, HilMode.RETURNING_HOME)
+            following.append(time.perf_counter_ns() - t0)
+    return np.array(costs) / 1e3, np.array(lengths), np.array(following) / 1e3
 
 
 def inputs():
@@ -157,9 +161,11 @@ def main() -> None:
     print(f'planner_return_plans: {len(durations)} stop states ({", ".join(f"{k} {v}" for k, v in sorted(kinds.items()))})')
     print(f'planner_return_plan_duration_max: {durations.max():.3f} s')
     print(f'planner_return_plan_duration_p50: {np.percentile(durations, 50):.3f} s')
-    costs, lengths = return_plan_cycles()
+    costs, lengths, following = return_plan_cycles()
     print(f'planner_return_plan_cycle_p50: {np.percentile(costs, 50):.1f} us')
     print(f'planner_return_plan_cycle_max: {costs.max():.1f} us')
+    print(f'planner_returning_home_cycle_p50: {np.percentile(following, 50):.1f} us')
+    print(f'planner_returning_home_cycle_p99: {np.percentile(following, 99):.1f} us')
     print(f'planner_stop_at_v_max_plan_duration_max: {lengths.max():.3f} s')
     t, k0, cases, clean = inputs()
     for name in ('asc', 'ruckig'):

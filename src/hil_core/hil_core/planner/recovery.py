@@ -139,4 +139,4 @@ def plan_blend_home(x_prev, x0, home, dt, a_max, v_max=None, shape: str = 'quint
     """Samples y_1..y_N (N x 6) that take the output from its last two samples home at rest
     (``plans.plan_home``: the seed's blend when it fits the limits, else brake then ramp)."""
     v_lim = np.full(6, np.inf) if v_max is None else np.asarray(v_max, dtype=float)
-    return plan_home(x_prev, x0, home, dt, np.asarray(a_max, dtype=float), v_lim, shape, min_duration).samples
+    return plan_home(x_prev, x0, home, dt, np.asarray(a_max, dtype=float), v_lim, shape, min_duration).samples()

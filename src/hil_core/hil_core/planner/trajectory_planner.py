@@ -94,8 +94,7 @@ class TrajectoryPlanner:
         self.v = np.zeros(6)          # its discrete velocity
         self.pose = None              # last output pose (7)
         self.measured = None
-        self.plan = None              # samples (N x 6) of homing / return home still to send
-        self.plan_i = 0
+        self.plan = None              # plans.HomePlan of homing / return home, while one runs
         self.exit_predicted = False
         self.clamping = False
         self.guard_interventions = 0
@@ -345,15 +344,14 @@ class TrajectoryPlanner:
         self._set_plan(plan, 'returning_home', why, ev)
 
     def _set_plan(self, plan, event, why, ev):
-        self.plan, self.plan_i = plan.samples, 0
-        self._plan_values = {'plan': plan.kind, 'duration': plan.duration, 'frames': len(plan.samples)}
+        self.plan = plan
+        self._plan_values = {'plan': plan.kind, 'duration': plan.duration, 'frames': plan.frames}
         if event:
             ev.append(PlannerEvent(event, why, INFO, dict(self._plan_values)))
 
     def _pop_plan(self):
-        x = self.plan[self.plan_i]
-        self.plan_i += 1
-        if self.plan_i == len(self.plan):
+        x = self.plan.next()          # one frame of the plan (plans.HomePlan: O(1) per frame)
+        if self.plan.done:
             self.plan = None
         return x
 
