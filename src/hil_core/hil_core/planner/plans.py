@@ -69,8 +69,9 @@ def blend_frames(d0, v0, dt, a_lim, v_lim, shape, min_duration):
     if np.any((a == 0.0) & (np.abs(b) > vm)):
         return None
     safe = np.where(a == 0.0, 1.0, a)
-    lo = np.where(a > 0.0, (b - vm) / safe, np.where(a < 0.0, (b + vm) / safe, -np.inf))
-    hi = np.where(a > 0.0, (b + vm) / safe, np.where(a < 0.0, (b - vm) / safe, np.inf))
+    with np.errstate(over='ignore'):               # a tiny coefficient: an unbounded side, correctly
+        lo = np.where(a > 0.0, (b - vm) / safe, np.where(a < 0.0, (b + vm) / safe, -np.inf))
+        hi = np.where(a > 0.0, (b + vm) / safe, np.where(a < 0.0, (b - vm) / safe, np.inf))
     u_lo, u_hi = float(lo.max()), float(hi.min())
     t0 = max(min_duration, rest_duration(d0, a_lim, v_lim, shape), dt)
     for j in range(CANDIDATES):
