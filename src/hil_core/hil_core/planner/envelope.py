@@ -84,10 +84,10 @@ class Envelope:
         n = len(self.a)
         self.lower = np.full(n, -np.inf) if lower is None else np.asarray(lower, dtype=float)
         self.upper = np.full(n, np.inf) if upper is None else np.asarray(upper, dtype=float)
-        if np.any(self.lower >= self.upper):
+        if not (self.lower < self.upper).all():
             raise ValueError('envelope: every lower bound must be below its upper bound')
-        self._dofs = [(float(a), float(v), float(lo), float(hi), math.isfinite(lo) and math.isfinite(hi))
-                      for a, v, lo, hi in zip(self.a, self.v, self.lower, self.upper)]
+        self._dofs = [(a, v, lo, hi, math.isfinite(lo) and math.isfinite(hi))
+                      for a, v, lo, hi in zip(self.a.tolist(), self.v.tolist(), self.lower.tolist(), self.upper.tolist())]
 
     def _stop_speed(self, room: float, a: float) -> float:
         """Largest v' with v' dt + D(v') <= room, D the stopping distance of ``brake_step`` from v'
