@@ -6,6 +6,8 @@ unit quaternion, scalar last, as geometry_msgs) and 6-vectors ``[fx, fy, fz, tx,
 """
 from __future__ import annotations
 
+import array
+
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
 from geometry_msgs.msg import Accel, Pose, Twist, Wrench
@@ -112,6 +114,51 @@ def joint_velocities(msg, names):
     return qd
 
 
+def float_sequence(row) -> array.array:
+    """A float64 message sequence from a numpy row: an array.array('d') is taken by the
+    generated setters as is, where a list is type-checked element by element (at 400 Hz with
+    8 points x 2 fields per message that check was a third of the message's cost)."""
+    return array.array('d', np.ascontiguousarray(row, dtype=np.float64).tobytes())
+
+
+class TrajectoryMessages:
+    """JointTrajectory messages built once per point count and refilled for every frame: the
+    generated message classes cost ~5 us per object to construct (8 points, their durations and
+    a header: ~80 us per message at 400 Hz), where refilling the sequences costs ~1 us each.
+    A message may be refilled as soon as publish() has returned (it serializes a copy)."""
+
+    def __init__(self, names, period: float):
+        self.names = list(names)
+        self.period = float(period)
+        self._by_size: dict[int, object] = {}
+
+    def _message(self, n: int):
+        msg = self._by_size.get(n)
+        if msg is None:
+            from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+            msg = JointTrajectory(joint_names=self.names)
+            msg.points = [JointTrajectoryPoint(time_from_start=sec_to_duration((i + 1) * self.period))
+                          for i in range(n)]
+            self._by_size[n] = msg
+        return msg
+
+    def fill(self, stamp_ns: int, positions, velocities, first_index: int = 1):
+        """The message with points at first_index * period, (first_index + 1) * period, ..."""
+        positions = np.asarray(positions, dtype=np.float64)
+        velocities = np.asarray(velocities, dtype=np.float64)
+        n = positions.shape[0]
+        msg = self._message(n) if first_index == 1 else None
+        if msg is None:
+            return joint_trajectory(self.names, stamp_ns, (np.arange(n) + first_index) * self.period,
+                                    positions, velocities)
+        sec, nsec = divmod(int(stamp_ns), 1_000_000_000)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
+        for pt, p, v in zip(msg.points, positions, velocities):
+            pt.positions = float_sequence(p)
+            pt.velocities = float_sequence(v)
+        return msg
+
+
 def joint_trajectory(names, stamp_ns: int, times, positions, velocities=None):
     """trajectory_msgs/JointTrajectory: header.stamp = ``stamp_ns``, one point per row of
     ``positions`` at ``time_from_start = times[i]`` (s), velocities optional (ros2_control JTC)."""
@@ -119,12 +166,15 @@ def joint_trajectory(names, stamp_ns: int, times, positions, velocities=None):
     msg = JointTrajectory()
     msg.header.stamp = ns_to_stamp(stamp_ns)
     msg.joint_names = list(names)
+    positions = np.asarray(positions, dtype=np.float64)
+    points = []
     for i, t in enumerate(times):
-        pt = JointTrajectoryPoint(positions=[float(x) for x in positions[i]])
+        pt = JointTrajectoryPoint(time_from_start=sec_to_duration(float(t)))
+        pt.positions = float_sequence(positions[i])
         if velocities is not None:
-            pt.velocities = [float(x) for x in velocities[i]]
-        pt.time_from_start = sec_to_duration(float(t))
-        msg.points.append(pt)
+            pt.velocities = float_sequence(velocities[i])
+        points.append(pt)
+    msg.points = points
     return msg
 
 

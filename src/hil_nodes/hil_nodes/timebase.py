@@ -101,6 +101,7 @@ class TimebaseNode(HilLifecycleNode):
         self.lead_ns = 0 if p.lockstep else p.lead_frames * self.frame_ns
         n_out = self.cfg.servo_per_move * (1 + (p.lead_frames if not p.lockstep else 0))
         self.out_times = np.arange(1, n_out + 1) * p.servo_period
+        self._messages = convert.TrajectoryMessages(p.joint_names, p.servo_period)
         self._cycle = self.cycle_monitor('frame', p.move_time)
         self.pub = self.create_lifecycle_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
                                                    qos.command(depth=50, lockstep=p.lockstep))
@@ -237,16 +238,17 @@ class TimebaseNode(HilLifecycleNode):
         self._count_cycles(out)
         if self.lead_ns:
             prev = self._prev_out
-            pos = out.positions if prev is None else np.vstack([prev[0], out.positions])
-            vel = out.velocities if prev is None else np.vstack([prev[1], out.velocities])
-            times = self.out_times[-len(pos):]      # the first message has only the new points
             self._prev_out = (out.positions, out.velocities)
-            self.pub.publish(convert.joint_trajectory(self.p.joint_names, frame_ns, times, pos, vel))
-            self.count_published(topics.HEXAPOD_JOINT_TRAJECTORY)
+            if prev is None:      # the first message (or one after skipped frames): the new points only
+                msg = self._messages.fill(frame_ns, out.positions, out.velocities,
+                                          first_index=len(self.out_times) - len(out.positions) + 1)
+            else:
+                msg = self._messages.fill(frame_ns, np.vstack([prev[0], out.positions]),
+                                          np.vstack([prev[1], out.velocities]))
         else:
-            self.pub.publish(convert.joint_trajectory(self.p.joint_names, frame_ns, self.times,
-                                                      out.positions, out.velocities))
-            self.count_published(topics.HEXAPOD_JOINT_TRAJECTORY)
+            msg = self._messages.fill(frame_ns, out.positions, out.velocities)
+        self.pub.publish(msg)
+        self.count_published(topics.HEXAPOD_JOINT_TRAJECTORY)
         self._delays.extend((rel + self.times - out.ref_stamps).tolist())
         self._last_out = out
         if out.fault and not self._fault_reported:
