@@ -9,7 +9,7 @@ export RMW_IMPLEMENTATION ?= rmw_fastrtps_cpp
 export MPLBACKEND ?= Agg
 PACKAGES := src/hil_core src/hil_nodes src/hil_sim
 
-.PHONY: venv tf2-msgs demo test bench clean
+.PHONY: venv tf2-msgs warmup demo test bench clean
 venv: $(VENV)/.installed tf2-msgs
 
 $(VENV)/.installed: requirements.txt constraints.txt $(addsuffix /setup.py,$(PACKAGES))
@@ -23,16 +23,21 @@ $(VENV)/.installed: requirements.txt constraints.txt $(addsuffix /setup.py,$(PAC
 tf2-msgs: $(VENV)/.installed
 	@$(PY) -c 'import tf2_msgs.msg' 2>/dev/null || bash interfaces/tf2_msgs/build.sh $(VENV)
 
+# Every compiled (numba) kernel compiled or loaded from its cache before anything runs, so no node
+# ever compiles in the middle of a frame (about a minute on a fresh checkout, seconds after).
+warmup: venv
+	$(PY) -m hil_core.warmup
+
 # The seed-000 transparency experiment (3 Hz model, four impulses, 30 s of sim time, lockstep)
 # on the whole Hexafloat graph, then its report: runs/demo/<bag>/report/report.html
-demo: venv
+demo: warmup
 	$(VENV)/bin/hil run hexafloat --scenario impulse_3hz --record runs/demo
 	$(VENV)/bin/hil report "$$(ls -td runs/demo/*/ | head -n 1)"
 
-test: venv
+test: warmup
 	$(PY) -m pytest
 
-bench: venv
+bench: warmup
 	$(VENV)/bin/hil bench
 
 clean:
