@@ -13,7 +13,9 @@ B-spline to the servo period.
   = the frame time. Lockstep: the reference stamped t_k produces the command of frame k; if
   the simulated clock passes a frame without a reference, that frame is produced anyway (the
   buffer drains, then holds) so the mock never waits for a reference that will not come.
-  Real time: a timer every move time produces the frames of the wall-time grid that are due.
+  Real time: the frames of the wall-time grid that are due are produced as each reference comes
+  in (as soon as the pose they need is there); when references stop, a timer every move time
+  goes on producing them (the buffer drains, then holds).
   The reader clock of the time base is the real frame time (never a count of timer callbacks:
   a late or missed callback must show up as distance, else the control slows down while the
   reader falls behind) and runs ``lead_frames`` ahead of the wall clock, so the servo points of a
@@ -123,7 +125,12 @@ class TimebaseNode(HilLifecycleNode):
         self._own_timers = [self.create_timer(self.p.status_period, self._report,
                                           clock=self._steady_clock())]
         if not self.p.lockstep:
-            self._own_timers.append(self.create_timer(self.p.move_time, self._on_tick))
+            # a slow watch while references come (they drive the frames); the frame-rate timer
+            # exists only while they do not (drain, then hold), as an idle 400 Hz timer costs
+            # ~0.06 CPU-s per s here
+            self._own_timers.append(self.create_timer(4 * self.p.move_time, self._watch_references))
+            self._fallback_timer = None
+            self._last_ref_wall = -math.inf
 
     def deactivate_node(self) -> None:
         # nothing further is commanded: the drives hold the last setpoint, which is at rest
@@ -131,6 +138,9 @@ class TimebaseNode(HilLifecycleNode):
         for t in self._own_timers:
             self.destroy_timer(t)
         self._own_timers = []
+        if getattr(self, '_fallback_timer', None) is not None:
+            self.destroy_timer(self._fallback_timer)
+            self._fallback_timer = None
         self._report()
         self.engine = None
 
@@ -188,6 +198,11 @@ class TimebaseNode(HilLifecycleNode):
             if self.last_frame_ns is None or stamp_ns >= self.last_frame_ns:
                 self._draining = False       # the writer is back: reactive again
             self._produce(stamp_ns)
+        else:
+            # real time: the frames due on the wall grid are produced as soon as the reference is
+            # in (a separate timer's phase against the F/T clock would eat into the look-ahead)
+            self._last_ref_wall = time.monotonic()
+            self._on_tick()
 
     def _on_clock(self, msg: ClockMsg) -> None:
         """Lockstep: a frame passed without a reference -> command this one from the buffer."""
@@ -201,6 +216,20 @@ class TimebaseNode(HilLifecycleNode):
             # costs one lockstep timeout, not one per frame
             self._draining = True
             self._produce(t_ns)
+
+    def _references_flow(self) -> bool:
+        return time.monotonic() - self._last_ref_wall < 2 * self.p.move_time
+
+    def _watch_references(self) -> None:
+        if self._fallback_timer is None and not self._references_flow():
+            self._fallback_timer = self.create_timer(self.p.move_time, self._fallback_tick)
+            self._on_tick()
+
+    def _fallback_tick(self) -> None:
+        if self._references_flow() and self._fallback_timer is not None:
+            self.destroy_timer(self._fallback_timer)
+            self._fallback_timer = None
+        self._on_tick()
 
     def _on_tick(self) -> None:
         """Real time: produce the frames of the wall-time grid that are due (catch up a few late
