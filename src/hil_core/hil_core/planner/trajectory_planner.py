@@ -263,7 +263,7 @@ class TrajectoryPlanner:
                 a, v = self._limits_at(self.x)
                 self._set_plan(plan_home(self.x, self.x, self.home, self.dt, a, v, self.cfg.ramp_shape,
                                          self.cfg.homing_min_duration), None, '', ev)
-            x = self._pop_plan()
+            x = self._pop_plan(ev)
             if self.plan is None:
                 self.phase = HilMode.SYNCHRONIZING
                 self.sync.start_pose = None
@@ -297,7 +297,7 @@ class TrajectoryPlanner:
                 self._fault(ev, 'compliant recovery did not bring the TCP back inside in time', point=x[:3])
             return x, None
         if ph is HilMode.RETURNING_HOME:
-            x = self._pop_plan()
+            x = self._pop_plan(ev)
             if self.level(x) > 1.0:
                 return self._takeover(x, ev, 'return-home blend leaves the soft limit'), None
             if self.plan is None:
@@ -349,10 +349,12 @@ class TrajectoryPlanner:
         if event:
             ev.append(PlannerEvent(event, why, INFO, dict(self._plan_values)))
 
-    def _pop_plan(self):
+    def _pop_plan(self, ev):
+        switched = self.plan.switched
         x = self.plan.next()          # one frame of the plan (plans.HomePlan: O(1) per frame)
-        if self.plan.done:
-            self.plan = None
+        if self.plan.switched and not switched:
+            ev.append(PlannerEvent('plan_switched', 'blend sample outside the envelope: brake, then ramp home'))
+        self.plan = None if self.plan.done else self.plan
         return x
 
     def _fault(self, ev, reason, point=None):
