@@ -1,0 +1,46 @@
+"""Real-time health end to end, deterministically (issue 15 item 4): `hil run
+hexafloat_scripted --lockstep --scenario slow_node` gives the mock drives' frame cycle 4 ms of
+CPU work (inject_cycle_delay) against its 2.5 ms budget. CPU time is judged in lockstep, so
+the verdict does not depend on the machine's load: the run must end in FAULT with the
+real-time reason, stopped in a controlled way while the drives were homing (peak slider
+acceleration from /joint_states no higher than the planner's a_max), and say so."""
+import numpy as np
+import pytest
+from hilrun import hil_run
+
+from hil_nodes.bag import read_messages
+
+pytestmark = pytest.mark.slow
+
+A_MAX = 6.0           # m/s^2, config/planner.yaml a_max (translation): the fault matrix's bound
+T = 0.0025            # s, frame
+
+
+def test_a_slow_node_in_lockstep_ends_in_the_real_time_fault_with_a_controlled_stop(tmp_path):
+    code, summary, err = hil_run('hexafloat_scripted', '--lockstep', '--scenario', 'slow_node',
+                                 '--record', str(tmp_path), timeout=120.0)
+    assert code == 1, err[-3000:]
+    assert summary['outcome'] == 'fault', summary
+    reason = summary['fault_reason']
+    assert reason.startswith('real time not held: ') and 'of mock_hexapod cycles late' in reason, reason
+    assert summary['modes'].split(' -> ')[-1] == 'FAULT' and 'HOMING' in summary['modes']
+    assert summary['realtime_held'].lower().startswith('no'), summary['realtime_held']
+    frames, fault_wall = [], None
+    for topic, wall, msg in read_messages(summary['bag'], ['/joint_states', '/hil/mode']):
+        if topic == '/hil/mode':
+            if msg.data == 'FAULT' and fault_wall is None:
+                fault_wall = wall
+            continue
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        if frames and stamp <= frames[-1][0]:
+            continue                                     # t_0 re-published before the first command
+        frames.append((stamp, wall, np.array(msg.velocity)))
+    assert fault_wall is not None and len(frames) > 100
+    velocity = np.array([v for _, _, v in frames])
+    accel = np.abs(np.diff(velocity, axis=0)) / T
+    at_fault = next(i for i, (_, wall, _) in enumerate(frames) if wall >= fault_wall)
+    assert np.max(np.abs(velocity[at_fault])) > 1e-3, 'the drives were homing when the FAULT came'
+    assert np.max(accel) <= A_MAX, f'peak slider acceleration {np.max(accel):.2f} m/s^2'
+    assert np.max(np.abs(velocity[-1])) < 1e-4                 # at rest at the end, no jump
+    print(f"slow_node: {reason}; speed at FAULT {np.max(np.abs(velocity[at_fault])) * 1e3:.1f} mm/s, "
+          f"peak acceleration {np.max(accel):.2f} m/s^2, FAULT at sim {frames[at_fault][0]:.3f} s")
