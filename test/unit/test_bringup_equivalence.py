@@ -167,7 +167,7 @@ def test_real_time_at_another_pace_keeps_the_sim_clock():
 
 def test_rt_reaches_every_hil_process_in_both_translations(tmp_path):
     plan = bringup_plan('space_iiwa', rt=True, rt_priority=70, rt_cpus='1')
-    want = {'HIL_RT_PRIORITY': '70', 'HIL_RT_CPUS': '1', 'HIL_RT_MLOCK': '1'}
+    want = {'HIL_RT_PRIORITY': '70', 'HIL_RT_POLICY': 'rr', 'HIL_RT_CPUS': '1', 'HIL_RT_MLOCK': '1'}
     assert all(e['additional_env'] == want for e in launch_entries(plan))
     for isolated in (True, False):
         assert all(env == want for _, _, env in process_commands(plan, tmp_path / 'o.yaml', isolated))
@@ -208,3 +208,13 @@ def test_scenario_nodes_and_values_reach_both_translations(tmp_path):
     assert names.index('supervisor') == len(names) - 1 and len(names) > len(load_system('hexafloat').nodes)
     overrides = write_overrides(plan, tmp_path / 'o.yaml')
     assert launch_view(launch_entries(plan)) == hil_run_view(plan, overrides, isolated=True)
+
+
+def test_rt_policy_is_round_robin_unless_one_process_asks_for_fifo():
+    """Equal-priority SCHED_FIFO processes never preempt each other: one process per node gets
+    SCHED_RR (launch, hil run --isolated); one process may use FIFO."""
+    from hil_nodes import rt_setup
+    assert bringup_plan('space_iiwa', rt=True).hil_nodes[0].env['HIL_RT_POLICY'] == 'rr'
+    assert bringup_plan('space_iiwa', rt=True, rt_policy='fifo').hil_nodes[0].env['HIL_RT_POLICY'] == 'fifo'
+    with pytest.raises(ValueError, match='policy'):
+        rt_setup.request_env(80, '', True, policy='deadline')

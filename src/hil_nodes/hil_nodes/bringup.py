@@ -122,7 +122,7 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
                  lockstep: bool | None = None, record: str | os.PathLike | None = None, rt: bool = False,
                  time_scale: float | None = None, duration: float | None = None, seed: int = 0,
                  netft_address: str = '', robot_address: str = '', rt_priority: int = 80, rt_cpus: str = '',
-                 stamp: datetime.datetime | None = None) -> BringupPlan:
+                 rt_policy: str = 'rr', stamp: datetime.datetime | None = None) -> BringupPlan:
     """The processes of one run of ``system`` (see the module docstring).
 
     lockstep: None = the mode's default (mock: true, hardware: false). record: a directory (the
@@ -131,8 +131,9 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     operator calls /hil/start). time_scale: the mock's pace (default lockstep 0 = as fast as
     possible, real time 1). netft_address: the ft_sensor nodes' sensor_ip. robot_address: the
     URDF's <ros2_control> <param name="robot_address"> (hardware mode). rt: the HIL_RT_*
-    environment of every hil process (SCHED_FIFO rt_priority, affinity rt_cpus, mlockall;
-    hil_nodes.rt_setup applies them where permitted).
+    environment of every hil process (rt_policy 'rr' or 'fifo' at rt_priority, affinity rt_cpus,
+    mlockall; hil_nodes.rt_setup applies them where permitted). One process per node (launch,
+    `hil run --isolated`) wants 'rr': equal-priority FIFO processes never preempt each other.
     """
     if mode not in MODES:
         raise SystemError_(f"mode must be one of {MODES}, not {mode!r}")
@@ -154,7 +155,7 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     monitored = [n.name for n in nodes if not n.managed and n.name != 'supervisor']
     hw_params = desc.hardware.parameters if (hardware and desc.hardware) else {}
     try:
-        env = rt_setup.request_env(rt_priority, rt_cpus, mlock=True) if rt else {}
+        env = rt_setup.request_env(rt_priority, rt_cpus, mlock=True, policy=rt_policy) if rt else {}
     except ValueError as exc:
         raise SystemError_(f'rt_cpus: {exc}') from None
     planned = []

@@ -5,7 +5,10 @@ SCHED_FIFO priority, CPU affinity and mlockall, applied by each node process to 
 The request travels in environment variables, so one process layout or the other, ``hil run`` or
 ``ros2 launch``, gets the same settings:
 
-* ``HIL_RT_PRIORITY``: SCHED_FIFO priority (1-99); unset or 0 = leave the scheduler alone;
+* ``HIL_RT_PRIORITY``: real-time priority (1-99); unset or 0 = leave the scheduler alone;
+* ``HIL_RT_POLICY``: ``fifo`` (default) or ``rr``. One process per node on few cores needs ``rr``:
+  under SCHED_FIFO a busy process is never preempted by another of the same priority, so one
+  node's long callback starves the others (their heartbeats stop: a false "node is dead");
 * ``HIL_RT_CPUS``: CPU list for the affinity, e.g. ``1`` or ``0,1``; unset = leave it;
 * ``HIL_RT_MLOCK``: ``1`` = lock all current and future pages in RAM (no page faults later).
 
@@ -42,11 +45,12 @@ def apply_from_env(env=os.environ) -> list[str]:
     lines = []
     prio = int(env.get('HIL_RT_PRIORITY', '0') or 0)
     if prio:
+        name = 'SCHED_RR' if env.get('HIL_RT_POLICY', 'fifo') == 'rr' else 'SCHED_FIFO'
         try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(prio))
-            lines.append(f'SCHED_FIFO priority {prio}: applied')
+            os.sched_setscheduler(0, getattr(os, name), os.sched_param(prio))
+            lines.append(f'{name} priority {prio}: applied')
         except (PermissionError, OSError, ValueError) as exc:
-            lines.append(f'SCHED_FIFO priority {prio}: NOT applied ({exc})')
+            lines.append(f'{name} priority {prio}: NOT applied ({exc})')
     cpus = env.get('HIL_RT_CPUS', '')
     if cpus:
         try:
@@ -80,9 +84,11 @@ def inspect(pid: int) -> dict[str, str]:
     return out
 
 
-def request_env(priority: int, cpus: str, mlock: bool) -> dict[str, str]:
+def request_env(priority: int, cpus: str, mlock: bool, policy: str = 'fifo') -> dict[str, str]:
     """The environment that asks the node processes for these settings."""
-    env = {'HIL_RT_PRIORITY': str(int(priority))}
+    if policy not in ('fifo', 'rr'):
+        raise ValueError(f"policy must be 'fifo' or 'rr', got {policy!r}")
+    env = {'HIL_RT_PRIORITY': str(int(priority)), 'HIL_RT_POLICY': policy}
     if cpus:
         parse_cpus(cpus)          # refuse a malformed list before starting anything
         env['HIL_RT_CPUS'] = cpus

@@ -77,7 +77,9 @@ def run(args) -> int:
     try:  # the same plan as `ros2 launch hil_nodes hil.launch.py` (recorder first: it records from t_0)
         plan = bringup_plan(system, mode='mock', lockstep=args.lockstep, record=args.record, rt=args.rt,
                             time_scale=args.time_scale, duration=args.duration, seed=args.seed,
-                            rt_priority=args.rt_priority, rt_cpus=args.rt_cpus)
+                            rt_priority=args.rt_priority, rt_cpus=args.rt_cpus,
+                            # one process: FIFO; one per node: round robin (FIFO peers never preempt)
+                            rt_policy='rr' if args.isolated else 'fifo')
     except SystemError_ as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
