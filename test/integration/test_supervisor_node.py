@@ -307,7 +307,7 @@ def test_a_slow_cycle_over_dds_faults_with_the_real_time_reason(ros):
     ticker = ros.add_node(Ticker('ticker', context=ros.context, parameter_overrides=[
         Parameter('lockstep', value=True), Parameter('health_period', value=0.2)]))
     diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 200)
-    sup = supervisor(ros, managed_nodes=['ticker'], health_window=1.0, health_min_samples=20,
+    sup = supervisor(ros, managed_nodes=['ticker'], health_window=1.0, health_min_samples=20, health_min_span=0.5,
                      saturation_fault_s=0.5, **{**CALM, 'diagnostics_period': 0.2})
     ros.spin_until(lambda: sup.lifecycle == 'up', 30.0, 'bring-up')
 
@@ -345,7 +345,7 @@ def test_hardware_and_time_base_counters_warn_then_fault(ros):
     dummies(ros, ['a'])
     beats = ros.collect(Header, topics.HIL_HEARTBEAT, 100)
     diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 200)
-    sup = supervisor(ros, managed_nodes=['a'], health_window=2.0, saturation_fault_s=0.5,
+    sup = supervisor(ros, managed_nodes=['a'], health_window=2.0, health_min_span=0.5, saturation_fault_s=0.5,
                      **{**CALM, 'diagnostics_period': 0.2})
     ros.spin_until(lambda: sup.lifecycle == 'up', 30.0, 'bring-up')
     pub = ros.node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 100)

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from hil_core.realtime_health import (CYCLE, FAULT, HARDWARE, OK, TIMEBASE, WARN, HealthConfig, HealthJudge,
                                       classify, numeric_values)
 
-CFG = HealthConfig(window=3.0, warn_fraction=0.01, fault_fraction=0.10, min_samples=100,
+# min_span 0 here: the fraction logic alone; the span rule has its own test
+CFG = HealthConfig(window=3.0, warn_fraction=0.01, fault_fraction=0.10, min_samples=100, min_span=0.0,
                    saturation_warn_s=0.1, saturation_fault_s=1.0, frame_period=0.0025)
 
 
@@ -98,6 +99,20 @@ def test_a_silent_node_is_not_judged_on_old_samples():
     assert j.assess(10.0).level == OK            # its liveness is the heartbeat's business
 
 
+def test_a_start_up_transient_is_no_verdict_only_a_sustained_share():
+    """The default min_span (1.5 s): 100 % late for 1 s (statuses every 0.5 s) is judged only
+    once the samples cover 1.5 s; by then the transient is over and the share is below 10 %."""
+    j = HealthJudge(HealthConfig())
+    assert HealthConfig().min_span == 1.5
+    levels = []
+    for k, (cycles, late) in enumerate([(0, 0), (200, 200), (400, 400), (2400, 400), (4400, 400)]):
+        j.observe('timebase', CYCLE, 0.5 * k, {'cycles': cycles, 'late': late, 'skipped': 0})
+        levels.append(j.assess(0.5 * k).level)
+    assert levels[:3] == [OK, OK, OK]             # 100 % late, but only 1 s covered
+    assert levels[3] == FAULT                     # 400 of 2400 over 1.5 s: sustained
+    assert levels[4] == WARN                      # 400 of 4400 over the 2 s since: 9 %
+
+
 def test_classify_and_parse():
     assert classify('timebase: cycle', {}) == CYCLE
     assert classify('/timebase', tb(1, 4)) == TIMEBASE
@@ -107,7 +122,7 @@ def test_classify_and_parse():
 
 
 @pytest.mark.parametrize('changes', [dict(window=0.0), dict(warn_fraction=0.2), dict(fault_fraction=math.nan),
-                                     dict(min_samples=0), dict(saturation_warn_s=2.0),
+                                     dict(min_samples=0), dict(saturation_warn_s=2.0), dict(min_span=4.0),
                                      dict(saturation_fault_s=5.0)])
 def test_bad_config_is_refused(changes):
     cfg = HealthConfig(**{**CFG.__dict__, **changes})

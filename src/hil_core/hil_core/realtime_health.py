@@ -14,7 +14,9 @@ Per node the judge keeps the samples of the last ``window`` seconds (receipt tim
 watcher's clock) and looks at the increase of each counter over that window:
 
 * a **fraction** (late cycles per cycle, late frames per frame, factor-off servo cycles, W-R
-  off frames) is judged once its denominator grew by ``min_samples`` in the window: WARN at
+  off frames) is judged once its denominator grew by ``min_samples`` in the window and the
+  window's samples span at least ``min_span`` seconds (so a transient of a few hundred
+  milliseconds, the start of a run, is not a verdict: only a sustained share is): WARN at
   ``warn_fraction``, FAULT at ``fault_fraction``;
 * time-base **saturation** is judged as time: saturated servo cycles times the servo period
   (estimated as ``frame_period`` x frames / servo cycles): WARN at ``saturation_warn_s``,
@@ -46,6 +48,7 @@ class HealthConfig:
     warn_fraction: float = 0.01
     fault_fraction: float = 0.10
     min_samples: int = 100
+    min_span: float = 1.5             # s the window's samples must cover before anything is judged
     saturation_warn_s: float = 0.1
     saturation_fault_s: float = 1.0
     frame_period: float = 0.0025      # s, one frame (= the time base's move time)
@@ -56,6 +59,8 @@ class HealthConfig:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 return f'{name} must be positive and finite, got {value}'
+        if not (math.isfinite(self.min_span) and 0.0 <= self.min_span <= self.window):
+            return f'min_span must be within [0, window ({self.window})], got {self.min_span}'
         if self.min_samples < 1:
             return f'min_samples must be at least 1, got {self.min_samples}'
         if not self.warn_fraction <= self.fault_fraction <= 1.0:
@@ -152,7 +157,7 @@ class HealthJudge:
         for (node, kind), win in self._windows.items():
             while len(win) > 1 and win[1][0] <= cut:   # keep one sample at or before the cut
                 win.popleft()
-            if len(win) >= 2 and win[-1][0] >= cut:
+            if len(win) >= 2 and win[-1][0] >= cut and win[-1][0] - win[0][0] >= self.cfg.min_span:
                 first, last = win[0][1], win[-1][1]
                 yield node, kind, dict(zip(_KEYS[kind], (b - a for a, b in zip(first, last))))
 

@@ -66,6 +66,8 @@ PARAMS = (
           'faults', range=(1e-6, 1.0)),
     Param('health_min_samples', int, 100, 'cycles (frames) a window needs before a fraction is judged',
           range=(1, 1_000_000)),
+    Param('health_min_span', float, 1.5, 'the window\'s samples must cover this long before a verdict (wall s): '
+          'only a sustained share of late cycles is a fault', range=(0.0, 600.0)),
     Param('saturation_warn_s', float, 0.1, 'time-base saturation within the window that warns (s)',
           range=(1e-3, 600.0)),
     Param('saturation_fault_s', float, 1.0, 'time-base saturation within the window that faults (s)',
@@ -76,6 +78,7 @@ PARAMS = (
 def health_config(p: SimpleNamespace) -> HealthConfig:
     return HealthConfig(window=p.health_window, warn_fraction=p.health_warn_fraction,
                         fault_fraction=p.health_fault_fraction, min_samples=p.health_min_samples,
+                        min_span=p.health_min_span,
                         saturation_warn_s=p.saturation_warn_s, saturation_fault_s=p.saturation_fault_s,
                         frame_period=p.frame_period)
 
