@@ -39,6 +39,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from hil_core.hexaslide import JOINT_NAMES
 from hil_core.timebase import PREFILTERS, TimeBaseConfig, TimeBaseEngine, hexaslide_ik
+from hil_core.timebase import warm_up as timebase_warm_up
 from hil_core.timing import HIGH_LEVEL_PERIOD, SEGMENTATION_PERIOD, SERVO_PERIOD
 from hil_nodes import convert, qos, topics
 from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
@@ -93,6 +94,9 @@ class TimebaseNode(HilLifecycleNode):
             gentle_steps=p.gentle_steps, max_steps=p.max_steps, patience=p.patience,
             time_base_control=p.time_base_control, prefilter=p.prefilter, max_gap_fill=p.max_gap_fill,
             extrapolate_moves=p.extrapolate_moves)          # ValueError -> configure refused
+        # the engine's compiled kernels are loaded (or compiled) here, never at activation: a
+        # node blocked in a transition sends no heartbeat, and the supervisor would call it dead
+        timebase_warm_up()
         try:
             self.ik = hexaslide_ik(p.robot)
         except (OSError, KeyError) as exc:
