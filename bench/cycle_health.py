@@ -4,7 +4,8 @@ a second per node).
 
 Prints ``name: value unit`` lines: begin + end per cycle in lockstep (CPU-time judge), in real
 time without stamps, and with wall-clock stamps (latency ring), as p50 over batches of an
-empty cycle, wall and thread CPU (less sensitive to a loaded machine); the bare clock reads for comparison; one snapshot.
+empty cycle, wall and thread CPU (less sensitive to a loaded machine); the bare clock reads
+for comparison; one snapshot.
 """
 from __future__ import annotations
 
