@@ -1,0 +1,61 @@
+"""The floor under the real-time CPU budget: what rclpy and Fast DDS cost here per 400 Hz stream,
+before any node does any work (one process, EventsExecutor, spun with a finite timeout as the
+runner does).
+
+* an idle 400 Hz timer (a wake-up and a Python callback per tick);
+* a 400 Hz PoseStamped stream: publish only (no subscriber), then to 1 and 2 subscribers in the
+  same process, then with a raw (serialized) subscriber as the recorder takes it.
+Prints CPU-s per wall-s of the process (all its threads: DDS receive threads included).
+"""
+import os
+import time
+
+import rclpy
+from geometry_msgs.msg import PoseStamped
+from rclpy.experimental import EventsExecutor
+from rclpy.qos import qos_profile_sensor_data
+
+SECONDS = float(os.environ.get('HIL_BENCH_SECONDS', '5'))
+PERIOD = 0.0025
+
+
+def _measure(setup) -> float:
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=200 + os.getpid() % 30)
+    node = rclpy.create_node('cost_probe', context=context)
+    executor = EventsExecutor(context=context)
+    executor.add_node(node)
+    setup(node)
+
+    def spin(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.1)
+    spin(1.0)                                 # discovery, first messages
+    c0, w0 = time.process_time(), time.monotonic()
+    spin(SECONDS)
+    cost = (time.process_time() - c0) / (time.monotonic() - w0)
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.shutdown(context=context)
+    return cost
+
+
+def _stream(n_subs: int, raw: bool = False):
+    def setup(node):
+        pub = node.create_publisher(PoseStamped, '/cost_probe', qos_profile_sensor_data)
+        msg = PoseStamped()
+        for _ in range(n_subs):
+            node.create_subscription(PoseStamped, '/cost_probe', lambda m: None, qos_profile_sensor_data, raw=raw)
+        node.create_timer(PERIOD, lambda: pub.publish(msg))
+    return setup
+
+
+if __name__ == '__main__':
+    idle = _measure(lambda node: None)
+    print(f'rclpy.idle_process: {idle:.3f} cpu_s_per_s')
+    timer = _measure(lambda node: node.create_timer(PERIOD, lambda: None))
+    print(f'rclpy.timer_400hz: {timer - idle:.3f} cpu_s_per_s')
+    for n in (0, 1, 2):
+        print(f'rclpy.stream_400hz_{n}_subscribers: {_measure(_stream(n)) - timer:.3f} cpu_s_per_s')
+    print(f'rclpy.stream_400hz_1_raw_subscriber: {_measure(_stream(1, raw=True)) - timer:.3f} cpu_s_per_s')
