@@ -131,6 +131,9 @@ class HilLifecycleNode(LifecycleNode):
               'period (CPU time in lockstep, execution time in real time)', range=(0.01, 10.0)),
         Param('inject_cycle_delay', float, 0.0, 'test only: CPU busy-wait added to every monitored cycle (s), '
               'to emulate a slow node', range=(0.0, 1.0), dynamic=True),
+        # every node of a run gets the run's seed (hil run --seed, the launch argument); nodes
+        # with random sources use it, and no node warns about it as unknown
+        Param('seed', int, 0, 'seed of the run (random sources of the node, if any)'),
     )
     # parameters the base applies itself (never passed to a subclass's apply_parameters)
     _BASE_DYNAMIC = frozenset({'inject_cycle_delay'})
