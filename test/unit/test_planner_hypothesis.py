@@ -14,16 +14,20 @@ well as references (derandomized: the same examples in every run, so CI is repro
 * the envelope alone: from any admissible state, any demanded accelerations keep the box, the
   limits, and the angular rates computed from the quaternions (the derating);
 * homing/return plans from any admissible state: within the limits and the box, home at rest,
-  bounded in length.
+  bounded in length;
+* the compliant recovery from any exit (point on the soft surface, outward velocity within the
+  limits): within the velocity and acceleration limits, inside the hard limit, back inside.
 """
 import numpy as np
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from hil_core.modes import HilMode
 from hil_core.planner.config import PlannerConfig
 from hil_core.planner.dof import dof_to_pose, pose_to_dof_1
 from hil_core.planner.envelope import Envelope, brake_step, rate_limits
+from hil_core.planner.ellipsoid import direction
 from hil_core.planner.plans import plan_home
+from hil_core.planner.recovery import CompliantRecovery
 from hil_core.planner.trajectory_planner import TrajectoryPlanner
 from hil_core.rotations import rpy_to_quat
 from test_planner_invariants import A_MAX, DT, HOME, V_MAX, WS, violations
@@ -331,3 +335,29 @@ def test_plans_home_stay_within_the_limits_and_the_box_and_are_bounded(data, sha
     d = np.abs(x0 - home) + V_LIM ** 2 / (2 * A_LIM)          # + a full stop (brake, then ramp)
     rest = max(min_duration, float(np.max(1.875 * d / V_LIM)), float(np.max(np.sqrt(10.0 * d / A_LIM))))
     assert len(samples) * DT <= 1.25 ** 7 * rest / (1 - 1e-6) + np.max(V_LIM / A_LIM) + 2 * DT
+
+
+sign = st.sampled_from([-1.0, 1.0])
+
+
+@fast(120)
+@given(st.floats(-np.pi / 2, np.pi / 2), st.floats(-np.pi / 2, 1.5 * np.pi), sign, sign, sign,
+       st.sampled_from([1.0, 0.7]) | st.floats(0.0, 1.0))
+def test_recovery_from_any_exit_keeps_the_limits_and_comes_back(phi, theta, sx, sy, sz, speed):
+    """Exits with every DOF at (a fraction of) its velocity limit are the worst: the field turns
+    speed of one axis into another (x at 0.15 m/s into y/z, limited to 0.1 m/s)."""
+    u = direction(phi, theta)
+    p0 = HOME[:3] + 1.001 * WS.soft.radius(u) * u
+    v = np.array([sx, sy, sz]) * speed * V_LIM[:3]
+    assume(np.dot(v, WS.soft.normal(p0 - HOME[:3])) > 0)          # an exit moves outward
+    rec = CompliantRecovery(WS.soft, WS.hard_expansion, DT, A_LIM, v_max=V_LIM)
+    x0 = np.r_[p0, 0.0, 0.0, 0.0]
+    rec.start(x0, np.r_[v, 0.0, 0.0, 0.0])
+    xs = [x0 - np.r_[v, 0.0, 0.0, 0.0] * DT, x0]
+    for _ in range(4000):
+        x, back = rec.step()
+        xs.append(x)
+        if back:
+            break
+    assert back
+    assert not violations(dof_to_pose(np.array(xs))), violations(dof_to_pose(np.array(xs)))
