@@ -177,7 +177,12 @@ class PlannerNode(HilLifecycleNode):
         key = convert.stamp_to_ns(msg.header.stamp)
         pose = convert.pose_to_array(msg.pose)
         if not self.p.lockstep:
-            problem = self.planner.stamp_problem(key, self.get_clock().now().nanoseconds)
+            now = self.get_clock().now().nanoseconds
+            problem = self.planner.stamp_problem(key, now)
+            if not problem and key > now + self._period_ns:
+                # on the wall clock a reference is stamped with its F/T sample, never ahead of now:
+                # one from the future would become the frame key and hold back every later one
+                problem = f'reference stamped {(key - now) * 1e-6:.1f} ms in the future'
             if problem:
                 # outside the window of sim time (e.g. far in the future): refused and reported, never
                 # a frame key (it would freeze every later reference), and not counted as arriving, so
