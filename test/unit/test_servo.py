@@ -1,5 +1,8 @@
 """hil_core.servo and hil_core.joint_trajectory: the mock hexapod's drive model and command checks.
 
+ServoAxes is the compiled class; its numpy oracle ServoAxesNumpy is compared with it frame by
+frame in test_servo_compiled.py, and checked here where noted.
+
 Expected values come from independent computations: scipy.signal (ZOH discretisation of the
 plant, closed with the same gains), the continuous second-order step response in closed form,
 scipy's CubicHermiteSpline, and the analytic ramp lag of a PD loop without feedforward.
@@ -10,7 +13,7 @@ from scipy import signal
 from scipy.interpolate import CubicHermiteSpline
 
 from hil_core.joint_trajectory import order_joint_trajectory, sample_knots, validate_joint_trajectory
-from hil_core.servo import ServoAxes, ServoConfig
+from hil_core.servo import ServoAxes, ServoAxesNumpy, ServoConfig
 
 NAMES = [f'slider_{i}' for i in range(1, 7)]
 BIG = dict(position_min=(-10.0,) * 6, position_max=(10.0,) * 6, velocity_max=(1e3,) * 6,
@@ -97,12 +100,13 @@ def test_servo_with_feedforward_adds_far_less_than_1ms_delay(freq):
     assert abs(delay) < 1e-5               # << 1 ms
 
 
-def test_limits_never_exceeded_under_random_references():
+@pytest.mark.parametrize('axes', [ServoAxes, ServoAxesNumpy])
+def test_limits_never_exceeded_under_random_references(axes):
     rng = np.random.default_rng(1234)
     cfg = ServoConfig(position_min=(-0.1,) * 6, position_max=(0.15,) * 6, velocity_max=(0.5,) * 6,
                       acceleration_max=(8.0,) * 6)
     for trial in range(20):
-        servo = ServoAxes(cfg, rng.uniform(-0.09, 0.14, 6))
+        servo = axes(cfg, rng.uniform(-0.09, 0.14, 6))
         p_lo, p_hi = np.inf * np.ones(6), -np.inf * np.ones(6)
         for _ in range(300):
             kind = rng.integers(3)
@@ -215,13 +219,14 @@ def test_good_trajectory_is_reordered_by_name():
 
 
 def test_linear_block_fast_path_equals_the_step_loop():
+    """The numpy oracle's matrix-product fast path is its own step loop up to rounding."""
     rng = np.random.default_rng(9)
     m = 237                                   # several blocks, last one partial
     t = np.arange(m + 1) * 125e-6
     for amp in (0.001, 0.3):                  # inside the limits / saturating them
         ref_p = np.outer(amp * np.sin(2 * np.pi * 7 * t), rng.uniform(0.5, 1, 6))
         ref_v = np.gradient(ref_p, t, axis=0)
-        fast, slow = ServoAxes(ServoConfig(), np.zeros(6)), ServoAxes(ServoConfig(), np.zeros(6))
+        fast, slow = ServoAxesNumpy(ServoConfig(), np.zeros(6)), ServoAxesNumpy(ServoConfig(), np.zeros(6))
         fast.run(ref_p, ref_v)
         slow._run_steps(ref_p, ref_v, np.diff(ref_v, axis=0) / slow.h)
         np.testing.assert_allclose(fast.position, slow.position, atol=1e-12)

@@ -132,7 +132,41 @@ def sample_knots(knot_t: np.ndarray, knot_p: np.ndarray, knot_v: np.ndarray | No
 
     Knot times are inclusive (at a knot the knot's own velocity is returned). Before the
     first knot its position is held; after the last, the last position with zero velocity
-    (a drive holds the end of its trajectory)."""
+    (a drive holds the end of its trajectory).
+
+    Compiled (``hil_core.servo_kernel.sample``; the mock drives call this every frame); the
+    numpy oracle :func:`sample_knots_numpy` does the calls the kernel does not take (other
+    shapes, knot times not finite or not strictly increasing, non-finite times)."""
+    kernel = _kernel or _load_kernel()
+    kt = knot_t if type(knot_t) is np.ndarray and knot_t.dtype is _F64 else np.asarray(knot_t, dtype=float)
+    kp = knot_p if type(knot_p) is np.ndarray and knot_p.dtype is _F64 else np.asarray(knot_p, dtype=float)
+    tt = t if type(t) is np.ndarray and t.dtype is _F64 else np.asarray(t, dtype=float)
+    kv = kp if knot_v is None else np.asarray(knot_v, dtype=float)
+    if (kt.ndim == 1 and tt.ndim == 1 and kp.ndim == 2 and kt.size >= 1 and kp.shape[0] == kt.size
+            and kv.shape == kp.shape):
+        out_p = np.empty((tt.size, kp.shape[1]))
+        out_v = np.empty((tt.size, kp.shape[1]))
+        if kernel.sample(kt, kp, kv, knot_v is not None, tt, out_p, out_v) == kernel.OK:
+            return out_p, out_v
+    return sample_knots_numpy(knot_t, knot_p, knot_v, t)
+
+
+_F64 = np.dtype(np.float64)
+_kernel = None
+
+
+def _load_kernel():
+    """Import and compile (or load) the kernel on first use: importing this module stays cheap."""
+    global _kernel
+    from hil_core import servo_kernel
+    servo_kernel.warm_up()
+    _kernel = servo_kernel
+    return _kernel
+
+
+def sample_knots_numpy(knot_t: np.ndarray, knot_p: np.ndarray, knot_v: np.ndarray | None,
+                       t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sample_knots` in plain numpy (the oracle)."""
     knot_t = np.asarray(knot_t, dtype=float)
     knot_p = np.atleast_2d(np.asarray(knot_p, dtype=float))
     t = np.asarray(t, dtype=float)

@@ -36,8 +36,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hil_core import servo_kernel
 from hil_core.joint_trajectory import (order_joint_trajectory, sample_knots,  # noqa: F401 (re-export)
                                        validate_joint_trajectory)
+from hil_core.joint_trajectory_legacy import sample_knots_numpy
 
 
 MAX_BLOCK = 40     # loop updates per linear block (two frames at the defaults)
@@ -77,8 +79,9 @@ class ServoConfig:
         return None
 
 
-class ServoAxes:
-    """State (position, velocity, applied acceleration) of n servo axes and their integration."""
+class ServoAxesNumpy:
+    """State (position, velocity, applied acceleration) of n servo axes and their integration
+    in plain numpy: the test oracle of the compiled :class:`ServoAxes`."""
 
     def __init__(self, config: ServoConfig, position0):
         problem = config.problem()
@@ -216,7 +219,7 @@ class ServoAxes:
         its start time to keep float resolution)."""
         m = n_servo * self.config.internal_steps
         t = t0 + self.h * np.arange(m + 1)
-        ref_p, ref_v = sample_knots(knot_t, knot_p, knot_v, t)
+        ref_p, ref_v = sample_knots_numpy(knot_t, knot_p, knot_v, t)
         ref_a = None if knot_v is not None else np.zeros((m, self.n))
         self.run(ref_p, ref_v, ref_a)
 
@@ -225,3 +228,86 @@ class ServoAxes:
         m = n_servo * self.config.internal_steps
         sp = np.broadcast_to(np.asarray(setpoint, dtype=float), (m + 1, self.n))
         self.run(sp, np.zeros((m + 1, self.n)), np.zeros((m, self.n)))
+
+
+_F64 = np.dtype(np.float64)
+
+
+def _f64(x) -> np.ndarray:
+    """x as a float64 array without a copy when it already is one."""
+    return x if type(x) is np.ndarray and x.dtype is _F64 else np.asarray(x, dtype=float)
+
+
+class ServoAxes(ServoAxesNumpy):
+    """:class:`ServoAxesNumpy` with ``run``, ``follow`` and ``hold`` in numba kernels
+    (``hil_core.servo_kernel``): same interface, same numbers to rounding, a few microseconds
+    per frame. The constructor compiles or loads the kernels, so no frame pays that.
+
+    Every call assigns new position/velocity/acceleration arrays, as the numpy class does
+    (a caller may keep the previous ones). Inputs the kernels do not take (other shapes,
+    scalars to broadcast, zero steps, knot times not strictly increasing) go to the numpy
+    methods. The gains and limits are read at construction (as ``_gains`` / ``_limits``).
+    """
+
+    def __init__(self, config: ServoConfig, position0):
+        super().__init__(config, position0)
+        self._limits = np.array([self.p_min, self.p_max, self.v_max, self.a_max])
+        self._gains = np.array([self.kp, self.kv, self.kvff, self.kaff, self.h])
+        self._steps = int(config.internal_steps)
+        servo_kernel.warm_up()
+
+    def _take(self, status: int, out: np.ndarray) -> bool:
+        """Adopt the kernel's new state; False when the numpy method must do the call."""
+        if status == 0:          # servo_kernel.OK (indexing: a third of the cost of unpacking)
+            self.position = out[0]
+            self.velocity = out[1]
+            self.acceleration = out[2]
+            return True
+        if status == servo_kernel.NOT_FINITE:
+            raise ValueError('servo setpoint is not finite: refused (state unchanged)')
+        return False
+
+    def run(self, ref_p, ref_v, ref_a=None) -> None:
+        ref_p, ref_v = _f64(ref_p), _f64(ref_v)
+        n = self.position.size
+        rows = ref_v.shape[0] if ref_v.ndim else 0
+        m = rows - 1 if ref_a is None else None
+        ra = ref_v if ref_a is None else _f64(ref_a)
+        if ref_a is not None and ra.ndim == 2:
+            m = ra.shape[0]
+        if (m is None or m < 1 or ref_p.shape != (m + 1, n) or ref_v.shape != (m + 1, n)
+                or (ref_a is not None and ra.shape != (m, n))):
+            return super().run(ref_p, ref_v, ref_a)
+        out = np.empty((3, n))
+        status = servo_kernel.run(self.position, self.velocity, self.acceleration, self._limits, self._gains,
+                                  ref_p, ref_v, ra, ref_a is not None, out)
+        self._take(status, out)
+
+    def follow(self, t0: float, n_servo: int, knot_t, knot_p, knot_v=None) -> None:
+        kt, kp = _f64(knot_t), _f64(knot_p)
+        kv = kp if knot_v is None else _f64(knot_v)
+        m = int(n_servo) * self._steps
+        n = self.position.size
+        if m >= 1 and kt.ndim == 1 and kt.size >= 1 and kp.shape == (kt.size, n) and kv.shape == kp.shape:
+            out = np.empty((3, n))
+            status = servo_kernel.follow(self.position, self.velocity, self.acceleration, self._limits, self._gains,
+                                         float(t0), m, kt, kp, kv, knot_v is not None, out)
+            if self._take(status, out):
+                return
+        super().follow(t0, n_servo, knot_t, knot_p, knot_v)
+
+    def hold(self, n_servo: int, setpoint) -> None:
+        sp = _f64(setpoint)
+        m = int(n_servo) * self._steps
+        n = self.position.size
+        if m < 1 or sp.shape != (n,):
+            return super().hold(n_servo, setpoint)
+        out = np.empty((3, n))
+        status = servo_kernel.hold(self.position, self.velocity, self.acceleration, self._limits, self._gains,
+                                   m, sp, out)
+        self._take(status, out)
+
+
+def warm_up() -> float:
+    """Compile or load the servo and knot-sampling kernels (hil_core.warmup); seconds taken."""
+    return servo_kernel.warm_up()
