@@ -293,3 +293,29 @@ def test_replay_real_time_and_silence_diagnostic(ros, tmp_path):
     stamps = np.array([stamp_to_ns(m.header.stamp) for m in out])
     assert stamps.size > 40 and np.all(stamps % FRAME == 0) and np.all(np.diff(stamps) > 0)
     assert np.allclose(wrench_to_array(out[-1].wrench), [1.0, 2.0, 3.0, 0.1, 0.2, 0.3], atol=1e-9)
+
+
+def test_sim_source_reads_the_load_scenario_in_process(ros, tmp_path):
+    """Source `sim` (Hexafloat with the mock hardware): the load scenario sampled on the 1.6 kHz
+    grid inside the node, 4 samples per /clock frame, equal to the same scenario run offline
+    through the chain (the scenario's dropout window is read with it)."""
+    import yaml
+
+    from hil_core.ft.signal_chain import ChainConfig, SignalChain
+    from hil_core.load_profiles import load_scenario_file
+    path = tmp_path / 'load.yaml'
+    path.write_text(yaml.safe_dump({'seed': 5, 'components': [
+        {'type': 'impulses', 'axis': 0, 'amplitude': 30.0, 'start': 0.01, 'period': 1.0, 'count': 1, 'width': 0.03},
+        {'type': 'noise', 'std': 0.1, 'rate': 1600.0}], 'sensor_dropout': [0.08, 0.2]}))
+    _ft(ros, source='sim', sim_load_file=str(path), output_frame='sensor', bias_samples=1)
+    feed = Feed(ros)
+    ros.bring_up('ft_sensor')
+    _clock_drive(ros, feed, 30)                           # 75 ms: before the dropout
+    got_t, got = _outputs(feed.out)
+    assert np.array_equal(got_t, np.arange(0, 31) * FRAME)
+    profile, dropout = load_scenario_file(path)
+    assert dropout == (0.08, 0.2)
+    stamps = np.arange(0, 30 * 4 + 1) * DT
+    chain = SignalChain(ChainConfig(bias_samples=1, decimation='grid'))
+    out = chain.process(stamps, profile.sample(stamps * 1e-9))
+    assert np.allclose(got, out.filtered[out.publish], atol=1e-9, rtol=0)

@@ -11,6 +11,8 @@ Each source calls ``node.ingest(stamps_ns, wrench_si, flagged)`` with samples in
 """
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -43,17 +45,16 @@ class MockSource:
         self.node.destroy_subscription(self.sub)
 
 
-class SimSource:
-    """The simulated sensor read in-process (what the Net F/T box is to the lab): samples of a
-    load scenario (``sim_load_file``, the format of hil_sim.mock_ft's scenario files) at
-    ``sample_rate``, stamped on the sample grid. Lockstep: on each ``/clock`` tick the samples in
-    (t_{k-1}, t_k] (exactly 4 per 2.5 ms frame, the last stamped t_k); real time: a wall timer
-    at ``publish_rate`` takes the samples that fell due, so 1.6 kHz samples never cross DDS."""
+class _GridSource(abc.ABC):
+    """A source whose samples lie on the ``sample_rate`` grid and are taken as time passes:
+    lockstep, on each ``/clock`` tick the samples in (t_{k-1}, t_k] (exactly 4 per 2.5 ms frame,
+    the last stamped t_k); real time, a wall timer at ``publish_rate`` takes the samples that fell
+    due. Profile time: sim time as is; on the wall clock, seconds since activation (grid-aligned).
+    Subclasses give ``samples(stamps_ns, t_rel)`` -> (stamps kept, wrenches)."""
 
     def __init__(self, node):
         self.node = node
         p = node.p
-        self.profile, self.dropout = load_scenario_file(p.sim_load_file, p.seed)
         self.period_ns = int(round(1e9 / p.sample_rate))
         self._prev: int | None = None
         self._origin = 0
@@ -67,7 +68,6 @@ class SimSource:
 
     def activate(self) -> None:
         self._prev = None
-        # profile time: sim time as is; on the wall clock, seconds since activation (grid-aligned)
         sim = self.node.get_parameter('use_sim_time').value
         self._origin = 0 if sim else self.node.get_clock().now().nanoseconds // self.period_ns * self.period_ns
 
@@ -79,9 +79,13 @@ class SimSource:
             return
         stamps = sample_stamps_between(self._prev, now_ns, self.period_ns)
         self._prev = now_ns
-        stamps = stamps[dropout_mask(stamps, self._origin, self.dropout)]
+        stamps, wrenches = self.samples(stamps, (stamps - self._origin) * 1e-9)
         if stamps.size:
-            self.node.ingest(stamps, self.profile.sample((stamps - self._origin) * 1e-9))
+            self.node.ingest(stamps, wrenches)
+
+    @abc.abstractmethod
+    def samples(self, stamps, t_rel):
+        """(stamps kept, their wrenches) of the grid samples ``stamps`` (profile time ``t_rel``)."""
 
     def close(self) -> None:
         if self.sub is not None:
@@ -90,39 +94,36 @@ class SimSource:
             self.node.destroy_timer(self.timer)
 
 
-class ReplaySource:
+class SimSource(_GridSource):
+    """The simulated sensor read in-process (what the Net F/T box is to the lab): samples of a
+    load scenario (``sim_load_file``, the format of hil_sim.mock_ft's scenario files), so 1.6 kHz
+    samples never cross DDS."""
+
     def __init__(self, node):
-        self.node = node
+        self.profile, self.dropout = load_scenario_file(node.p.sim_load_file, node.p.seed)
+        super().__init__(node)
+
+    def samples(self, stamps, t_rel):
+        keep = dropout_mask(stamps, self._origin, self.dropout)
+        return stamps[keep], self.profile.sample(t_rel[keep])
+
+
+class ReplaySource(_GridSource):
+    """A recorded history (rosbag2 WrenchStamped topic or CSV) resampled onto the grid."""
+
+    def __init__(self, node):
         p = node.p
-        path = p.replay_file
-        t, w = load_csv(path) if path.lower().endswith('.csv') else load_bag(path, p.replay_topic)
+        t, w = load_csv(p.replay_file) if p.replay_file.lower().endswith('.csv') else load_bag(p.replay_file,
+                                                                                             p.replay_topic)
         self.profile = ReplayProfile(t, w, loop=p.replay_loop)
-        self.period_ns = int(round(1e9 / p.sample_rate))
-        self._prev: int | None = None
-        self._origin = 0
         self.finished = False
-        self.sub = self.timer = None
-        if p.lockstep:
-            self.sub = node.create_subscription(ClockMsg, topics.CLOCK, lambda m: self._advance(stamp_to_ns(m.clock)),
-                                                QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT))
-        else:
-            self.timer = node.create_timer(1.0 / p.publish_rate, lambda: self._advance(node.get_clock().now().nanoseconds))
+        super().__init__(node)
 
     def activate(self) -> None:
-        self._prev = None
+        super().activate()
         self.finished = False
-        sim = self.node.get_parameter('use_sim_time').value
-        self._origin = 0 if sim else self.node.get_clock().now().nanoseconds // self.period_ns * self.period_ns
 
-    def deactivate(self) -> None:
-        self._prev = None
-
-    def _advance(self, now_ns: int) -> None:
-        if not self.node.active or (self._prev is not None and now_ns <= self._prev):
-            return
-        stamps = sample_stamps_between(self._prev, now_ns, self.period_ns)
-        self._prev = now_ns
-        t_rel = (stamps - self._origin) * 1e-9
+    def samples(self, stamps, t_rel):
         keep = t_rel >= 0
         if not self.profile.loop:
             keep &= t_rel <= self.profile.duration
@@ -130,14 +131,7 @@ class ReplaySource:
                 self.finished = True
                 self.node.status(WARN, 'replay finished: no more samples (outputs go stale)',
                                  duration=self.profile.duration)
-        if np.any(keep):
-            self.node.ingest(stamps[keep], self.profile.sample(t_rel[keep]))
-
-    def close(self) -> None:
-        if self.sub is not None:
-            self.node.destroy_subscription(self.sub)
-        if self.timer is not None:
-            self.node.destroy_timer(self.timer)
+        return stamps[keep], self.profile.sample(t_rel[keep])
 
 
 SOURCES = {'sim': SimSource, 'mock': MockSource, 'replay': ReplaySource, 'netft': NetFTSource}
