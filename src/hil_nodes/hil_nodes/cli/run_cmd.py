@@ -3,11 +3,14 @@
 The supervisor does the driving (autostart: configure + activate every managed node, request
 START before the first frame, STOP at `--duration` of sim time, frame-aligned); this command
 starts the processes, watches /hil/mode and /clock, prints progress, shuts everything down
-(no orphans) and prints a `key: value` summary. Exit code 0 for a clean run, 1 if the system
-went to FAULT, 2 if it could not run at all.
+(no orphans) and prints a `key: value` summary. A node process that ends early is reported to
+the supervisor (/hil/process_exit), which makes the FAULT naming the node; if the supervisor
+itself died, the run is a FAULT with that reason (cli/run_exits.py). Exit code 0 for a clean
+run, 1 if the system went to FAULT, 2 if it could not run at all.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 import sys
@@ -16,8 +19,9 @@ import time
 
 import yaml
 
-from hil_nodes.cli.processes import ProcessGroup
+from hil_nodes.cli.processes import ProcessGroup, clean_dead_shm
 from hil_nodes.cli.run_client import RunClient
+from hil_nodes.cli.run_exits import ExitWatch
 from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
 from hil_nodes.bringup import bringup_plan, process_commands, write_overrides
@@ -37,6 +41,9 @@ def add_parser(sub) -> None:
                    help='sim seconds per wall second (lockstep default: as fast as possible; realtime default 1)')
     p.add_argument('--record', metavar='DIR', help='record a rosbag2 (mcap) under DIR')
     p.add_argument('--isolated', action='store_true', help='one process per node instead of one process')
+    p.add_argument('--own-process', metavar='NODE', action='append', default=[],
+                   help='this node in a process of its own, the others in one container (repeatable; '
+                        'to stop, kill or profile one node at the cost of two processes, not one per node)')
     p.add_argument('--seed', type=int, default=0, help='seed of every random source (faults, loads, scripts)')
     p.add_argument('--scenario', help='config/scenarios/<system>/<NAME>.yaml: per-node parameter values of an experiment')
     p.add_argument('--domain-id', type=int, default=None, help='ROS_DOMAIN_ID (default: $ROS_DOMAIN_ID or 0)')
@@ -94,23 +101,32 @@ def run(args) -> int:
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE=env['ROS_AUTOMATIC_DISCOVERY_RANGE'])
     run_dir = pathlib.Path(tempfile.mkdtemp(prefix=f'hil_{system.name}_'))
     overrides = write_overrides(plan, run_dir / 'run_params.yaml')
-    commands = process_commands(plan, overrides, args.isolated)
+    try:
+        commands = _process_layout(plan, overrides, args)
+    except SystemError_ as exc:
+        print(f'hil run: {exc}', file=sys.stderr)
+        return 2
     for _, _, extra_env in commands:   # --rt: the HIL_RT_* requests (hil_nodes.rt_setup)
         env.update(extra_env)
     group = ProcessGroup(run_dir / 'logs', env)
     client = None
     wall0 = time.monotonic()
-    outcome = 'error'
+    outcome, run_fault = 'error', ''
     try:  # from the first process on: whatever happens, every process is stopped below
         for name, cmd, _ in commands:   # one process per node (--isolated) or one container
             group.start(name, cmd)
         client = RunClient(domain)
         meter = RunMeter({name: proc.pid for name, proc in group.procs.items()})
-        outcome = _follow(client, group, args, meter)
-        client.wait_fresh_diagnostics([s.name for s in specs if s.clock_owner] + ['supervisor'])
-        ok, message = client.call_trigger('/hil/shutdown', timeout=30.0)
-        if not ok:
-            print(f'hil run: shutdown: {message}', file=sys.stderr)
+        exits = ExitWatch(client.node, commands)
+        outcome, run_fault = _follow(client, group, args, meter, exits)
+        # a dead supervisor has no status to wait for and no shutdown service to call: the
+        # processes are stopped below either way
+        alive = ['supervisor'] if exits.supervisor_alive else []
+        client.wait_fresh_diagnostics([s.name for s in specs if s.clock_owner] + alive)
+        if exits.supervisor_alive:
+            ok, message = client.call_trigger('/hil/shutdown', timeout=30.0)
+            if not ok:
+                print(f'hil run: shutdown: {message}', file=sys.stderr)
         _drain(client)
     except KeyboardInterrupt:
         outcome = 'interrupted'
@@ -119,12 +135,15 @@ def run(args) -> int:
         # read back what the processes really run with, while they still run
         rt_line = rt_applied({n: p.pid for n, p in group.procs.items()}) if args.rt else 'not requested'
         killed = group.stop()
-        summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed)
+        summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed, run_fault)
         if client is not None:
             summary.update(meter.figures(_frame_period(specs, overrides)))
             summary['rt'] = rt_line
         if client is not None:
             client.close()
+            # our own participant mapped the ports of the nodes it talked to: a dead node's port
+            # is no longer in use only now (the clean-up in group.stop() had to keep it)
+            clean_dead_shm()
     if bag_path is not None and bag_path.exists():
         # The run manifest next to the bag: what `hil report` needs to recompute the ideal motion.
         parameters = effective_parameters(specs, overrides)
@@ -146,8 +165,32 @@ def run(args) -> int:
     return 0
 
 
-def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter) -> str:
-    """Spin until the run ends: back to IDLE after it started, FAULT, dead process or stall."""
+def _process_layout(plan, overrides, args) -> list[tuple[str, list[str], dict[str, str]]]:
+    """(name, command, extra environment) per process: one per node (--isolated), one container,
+    or the --own-process nodes alone and the others in one container (in bring-up plan order)."""
+    own = set(args.own_process)
+    if args.isolated or not own:
+        return process_commands(plan, overrides, args.isolated)
+    names = {s.name for s in plan.hil_nodes}
+    if own - names:
+        raise SystemError_(f'--own-process: no node {sorted(own - names)} in {plan.system} '
+                           f'(nodes: {", ".join(sorted(names))})')
+    rest = [s for s in plan.processes if s.kind != 'hil' or s.name not in own]
+    container = process_commands(dataclasses.replace(plan, processes=tuple(rest)), overrides, False)
+    out = []
+    for spec in plan.hil_nodes:
+        if spec.name in own:
+            out += process_commands(dataclasses.replace(plan, processes=(spec,)), overrides, True)
+        elif container:
+            out += container
+            container = []
+    return out
+
+
+def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter, exits: ExitWatch) -> tuple[str, str]:
+    """Spin until the run ends: back to IDLE after it started, FAULT (a process that ended is
+    reported to the supervisor, which makes it one), or stall. (outcome, the launcher's own fault
+    reason: only when the supervisor itself died)."""
     started = False
     next_progress = time.monotonic() + 2.0
     while True:
@@ -159,19 +202,21 @@ def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter) -> st
         if mode == 'FAULT':
             meter.stop(client.sim_time, _hw_frames(client))
             print(f'hil run: FAULT: {_fault_reason(client)}', file=sys.stderr)
-            return 'fault'
+            return 'fault', ''
         if started and mode == 'IDLE':
             meter.stop(client.sim_time, _hw_frames(client))
-            return 'done'
-        dead = group.dead()
-        if dead:
-            print(f'hil run: process(es) exited early: {dead} (logs in {group.log_dir})', file=sys.stderr)
-            return 'error'
+            return 'done', ''
         now = time.monotonic()
-        if now - client.last_progress_wall > args.stall_timeout:
+        exits.poll(group.dead(), now, group.log_dir)
+        verdict = exits.verdict(now)
+        if verdict is not None:
+            meter.stop(client.sim_time, _hw_frames(client))
+            print(f'hil run: {verdict[0].upper()}: {verdict[1]}', file=sys.stderr)
+            return verdict if verdict[0] == 'fault' else (verdict[0], '')
+        if exits.first_exit is None and now - client.last_progress_wall > args.stall_timeout:
             print(f'hil run: no simulation progress for {args.stall_timeout:.0f} s (mode {mode or "unknown"}); '
                   f'logs in {group.log_dir}', file=sys.stderr)
-            return 'error'
+            return 'error', ''
         if not args.quiet and now >= next_progress:
             next_progress = now + 2.0
             print(f'[hil] sim {client.sim_time:7.2f} / {args.duration:.2f} s  mode {mode or "starting"}',
@@ -215,7 +260,7 @@ def _fault_reason(client: RunClient) -> str:
     return client.value('supervisor', 'fault_reason') or client.diag_messages.get('supervisor', 'see logs')
 
 
-def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed) -> dict:
+def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed, run_fault='') -> dict:
     if client is None:   # interrupted before the system could be watched
         return {'system': system.name, 'scenario': args.scenario or '', 'outcome': outcome, 'faults': '0',
                 'bag': str(bag_path) if bag_path else '', 'logs': str(run_dir / 'logs'),
@@ -236,8 +281,8 @@ def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, kil
         'frames': client.value(hw, 'frames', '0'),
         'late_commands': client.value(hw, 'late_commands', '0'),
         'rejected_commands': client.value(hw, 'rejected_commands', '0'),
-        'faults': client.value('supervisor', 'faults', '1' if outcome == 'fault' else '0'),
-        'fault_reason': _fault_reason(client) if outcome == 'fault' else '',
+        'faults': '1' if run_fault else client.value('supervisor', 'faults', '1' if outcome == 'fault' else '0'),
+        'fault_reason': run_fault or (_fault_reason(client) if outcome == 'fault' else ''),
         'modes': ' -> '.join(m for _, m in client.modes),
         # the supervisor's real-time health judgement over the run (never "clean" when not held)
         'realtime_held': _realtime_held(client),
