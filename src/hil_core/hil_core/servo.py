@@ -29,6 +29,11 @@ Limits are enforced on the applied acceleration, so nothing ever teleports:
 3. acceleration: the result is clipped to ``+-acceleration_max`` last, so the acceleration
    limit always wins; full braking keeps the braking invariant (see ``_limit``), hence the
    position limits hold in continuous time, not only at the steps.
+
+Two implementations with one interface: :class:`ServoAxes` (what the mocks use) runs the step
+loop and the knot sampling in numba kernels (``hil_core.servo_kernel``, a few microseconds per
+2.5 ms frame, compiled or loaded from the cache by its constructor); :class:`ServoAxesNumpy` is
+the plain-numpy oracle the tests compare it with (test/unit/test_servo_compiled.py, 1e-12).
 """
 from __future__ import annotations
 
