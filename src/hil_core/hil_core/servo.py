@@ -88,7 +88,11 @@ class ServoAxesNumpy:
     """State (position, velocity, applied acceleration) of n servo axes and their integration
     in plain numpy: the test oracle of the compiled :class:`ServoAxes`."""
 
-    def __init__(self, config: ServoConfig, position0):
+    def __init__(self, config: ServoConfig, position0, *, fast_path: bool = True):
+        """``fast_path=False``: always the step loop (what the compiled class computes, so the
+        equality tests compare the same arithmetic; the fast path differs from it by rounding,
+        up to a few 1e-12 for slow loops)."""
+        self.fast_path = fast_path
         problem = config.problem()
         if problem:
             raise ValueError(problem)
@@ -190,6 +194,9 @@ class ServoAxesNumpy:
         self._run_block(ref_p, ref_v, ref_a)
 
     def _run_block(self, ref_p, ref_v, ref_a) -> None:
+        if not self.fast_path:
+            self._run_steps(ref_p, ref_v, ref_a)
+            return
         m = ref_a.shape[0]
         big_p, big_k, c, d = self._linear_maps(m)
         u = np.stack([ref_p[:m], ref_v[:m], ref_a], axis=1).reshape(3 * m, -1)
@@ -255,7 +262,7 @@ class ServoAxes(ServoAxesNumpy):
     """
 
     def __init__(self, config: ServoConfig, position0):
-        super().__init__(config, position0)
+        super().__init__(config, position0, fast_path=False)
         self._limits = np.array([self.p_min, self.p_max, self.v_max, self.a_max])
         self._gains = np.array([self.kp, self.kv, self.kvff, self.kaff, self.h])
         self._steps = int(config.internal_steps)
