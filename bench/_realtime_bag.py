@@ -10,6 +10,8 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
+from hil_core.status_names import status_node
+
 _STAMPED = ('/ft_sensor/wrench', '/admittance/reference', '/planner/safe_reference',
             '/hexapod_controller/joint_trajectory', '/joint_states', '/kinematics/tcp_pose')
 
@@ -31,7 +33,7 @@ def read(bag) -> dict:
             elif con.topic == '/diagnostics':
                 msg = ts.deserialize_cdr(raw, con.msgtype)
                 for st in msg.status:
-                    values = diag.setdefault(st.name or st.hardware_id, {})
+                    values = diag.setdefault(st.name, {})     # "<node>: <task>"
                     values.update({kv.key: kv.value for kv in st.values})
                     values['_message'] = st.message
     return {'arrivals': {k: np.asarray(v, dtype=np.int64) for k, v in arrivals.items()},
@@ -57,9 +59,9 @@ def stage_latency_ms(data: dict, topic: str) -> np.ndarray:
     return (t - s) * 1e-6
 
 
-def node_value(data: dict, name_part: str, key: str, default=None):
-    """A key of the last status whose name contains ``name_part``."""
+def node_value(data: dict, node: str, key: str, default=None):
+    """A key of the last status of ``node`` (status names are "<node>: <task>") that has it."""
     for name, values in data['diag'].items():
-        if name_part in name and key in values:
+        if status_node(name) == node and key in values:
             return values[key]
     return default

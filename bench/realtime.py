@@ -27,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import _realtime_bag as rb  # noqa: E402
+from hil_core.status_names import is_cycle_status, status_node  # noqa: E402
 
 DURATION = float(os.environ.get('HIL_BENCH_DURATION', '60'))
 RT = ['--rt'] if os.environ.get('HIL_BENCH_RT') == '1' else []
@@ -83,8 +84,8 @@ def _bag_figures(prefix: str, bag: str, frames: int) -> None:
         _print(f'{prefix}.late_commands_share', f'{100 * late / frames:.3f}', '%')
         _print(f'{prefix}.mock_realtime_overruns', rb.node_value(data, 'mock_hexapod', 'realtime_overruns', '0'))
     for name, values in sorted(data['diag'].items()):
-        if name.endswith(': cycle'):
-            node = name.split(':')[0].strip('/')
+        if is_cycle_status(name):
+            node = status_node(name)
             for key in ('cpu_s', 'overruns', 'deadline_misses', 'skipped', 'exec_p50_us', 'exec_p99_us'):
                 if key in values:
                     _print(f'{prefix}.node.{node}.{key}', values[key])

@@ -63,7 +63,7 @@ class Rig:
         return c['steps'] + c['rejected_stamps'] + c['nonfinite'] + c['ignored_fault']
 
     def statuses(self, text):
-        return [s for d in self.diags for s in d.status if s.hardware_id == 'admittance' and text in s.message]
+        return [s for d in self.diags for s in d.status if s.name == 'admittance: model' and text in s.message]
 
 
 def library(**kw):

@@ -34,7 +34,7 @@ def _diag(ros):
 
 def _values(diag, key):
     return [dict((kv.key, kv.value) for kv in s.values).get(key) for d in diag for s in d.status
-            if s.hardware_id == 'ft_sensor' and any(kv.key == key for kv in s.values)]
+            if s.name == 'ft_sensor: signal chain' and any(kv.key == key for kv in s.values)]
 
 
 def test_netft_stream_losses_bias_and_stop(ros):
@@ -51,6 +51,10 @@ def test_netft_stream_losses_bias_and_stop(ros):
         ros.spin_until(lambda: any(v not in (None, '0') for v in _values(diag, 'lost_packets')), timeout=20,
                        what='lost packets in the diagnostics')
         assert _values(diag, 'status_word')[-1] == '0x00000000'
+        # diagnostic_updater naming: "<node>: <task>", hardware_id the sensor the chain reads
+        named = {(st.name, st.hardware_id) for d in diag for st in d.status}
+        assert ('ft_sensor: signal chain', 'ATI Net F/T 127.0.0.1') in named
+        assert ('ft_sensor: cycle', 'ATI Net F/T 127.0.0.1') in named
         # hardware bias: 0x0042 to the box, the wrench settles at zero
         res = ros.call(Trigger, topics.FT_BIAS)
         assert res.success and '0x0042' in res.message

@@ -65,7 +65,7 @@ class Feed:
 
     def errors(self, text=''):
         return [s.message for d in self.diag for s in d.status
-                if s.hardware_id == 'ft_sensor' and s.level == b'\x02' and text in s.message]
+                if s.name == 'ft_sensor: signal chain' and s.level == b'\x02' and text in s.message]
 
 
 def _outputs(msgs):

@@ -53,7 +53,7 @@ class MockRig:
         return self.js[-1]
 
     def errors(self):
-        return [s.message for a in self.diag for s in a.status if s.hardware_id == 'mock_hybrid5' and s.level == b'\x02']
+        return [s.message for a in self.diag for s in a.status if s.name.split(': ')[0].strip('/') == 'mock_hybrid5' and s.level == b'\x02']
 
 
 def test_mock_lockstep_frames_and_holding_effort(ros):

@@ -64,7 +64,8 @@ class Rig:
         return None
 
     def statuses(self, text):
-        return [s for d in self.diags for s in d.status if s.hardware_id == 'kinematics' and text in s.message]
+        return [s for d in self.diags for s in d.status
+                if s.name == 'kinematics: pose estimate' and text in s.message]
 
 
 def pose_error(a, b):

@@ -43,7 +43,7 @@ def mock_values(diags):
     out = []
     for arr in diags:
         for st in arr.status:
-            if st.hardware_id == 'mock_hexapod':
+            if st.name.split(': ')[0].strip('/') == 'mock_hexapod':
                 out.append((st.level, st.message, {kv.key: kv.value for kv in st.values}))
     return out
 

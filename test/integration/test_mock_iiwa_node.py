@@ -35,7 +35,7 @@ class Rig:
         return self.js[-1]
 
     def errors(self):
-        return [st.message for a in self.diag for st in a.status if st.hardware_id == 'mock_iiwa' and st.level == b'\x02']
+        return [st.message for a in self.diag for st in a.status if st.name.split(': ')[0].strip('/') == 'mock_iiwa' and st.level == b'\x02']
 
 
 def test_lockstep_one_frame_per_command_and_velocity_tracking(ros):

@@ -99,8 +99,9 @@ def check_stop(ros, ctl, events, diags, needle):
     ctl.on = True                                                  # a command coming back is not followed
     ros.spin_for(0.3)
     assert ctl.js[-1].position[0] == pytest.approx(position, abs=1e-9)
-    ros.spin_until(lambda: any(st.hardware_id == 'mock_hexapod' and st.message.startswith('watchdog: braked')
-                               for d in diags for st in d.status), 10.0, 'ERROR status')
+    ros.spin_until(lambda: any(st.name.split(': ')[0].strip('/') == 'mock_hexapod'          # "<node>: <task>"
+                               and st.message.startswith('watchdog: braked') for d in diags for st in d.status),
+                   10.0, 'ERROR status')
     return peak
 
 

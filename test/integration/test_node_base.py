@@ -1,9 +1,11 @@
 """The lifecycle node base: parameter validation names the parameter, online changes follow the
-lifecycle state, empty array defaults keep their type, heartbeats flow."""
+lifecycle state, empty array defaults keep their type, heartbeats flow, statuses are named
+"<node>: <task>" with the hardware as hardware_id."""
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
 from std_msgs.msg import Header
 
+from hil_core.status_names import status_node
 from hil_nodes.base import REQUIRED, HilLifecycleNode, Param
 
 
@@ -40,3 +42,42 @@ def test_parameters_validated_by_name_and_online_changes_follow_the_state(ros):
     out_of_range = node.set_parameters([Parameter('rate', value=9.0)])[0]
     assert not out_of_range.successful and "'rate'" in out_of_range.reason and node.p.rate == 3.0
     ros.spin_until(lambda: len([b for b in beats if b.frame_id == '/demo']) >= 3, 10, 'heartbeats')
+
+
+class Probe(HilLifecycleNode):
+    STATUS_TASK = 'probe'
+    PARAMS = (Param('ip', str, '10.0.0.9', 'board address'),)
+
+    def __init__(self, node_name='probe_node', **kwargs):
+        super().__init__(node_name, **kwargs)
+
+    def hardware_id(self):
+        return f"demo board {self._declared_or_default('ip')}"
+
+
+def test_statuses_are_named_node_task_with_the_hardware_as_hardware_id(ros):
+    """diagnostic_updater's convention: name "<node>: <task>" (STATUS_TASK, task= per call, the
+    base's "<node>: cycle"), hardware_id what the status is about; the node is the name's head."""
+    node = ros.add_node(Probe(context=ros.context, parameter_overrides=[Parameter('ip', value='10.0.0.2')]))
+    diags = ros.collect(DiagnosticArray, '/diagnostics')
+    assert ros.change_state('probe_node', 'configure')
+    node.status(1, 'self test running', task='self test', step=3)
+    node.count_published('/probe/out')              # gives the node a cycle status
+
+    def seen():
+        return {(s.name, s.hardware_id, s.message) for d in diags for s in d.status}
+    ros.spin_until(lambda: any(name == 'probe_node: cycle' for name, _, _ in seen()), 10, 'cycle status')
+    got = seen()
+    assert ('probe_node: probe', 'demo board 10.0.0.2', 'configured') in got
+    assert ('probe_node: self test', 'demo board 10.0.0.2', 'self test running') in got
+    assert {hw for name, hw, _ in got if name == 'probe_node: cycle'} == {'demo board 10.0.0.2'}
+    assert {status_node(name) for name, _, _ in got} == {'probe_node'}
+
+
+def test_a_software_node_says_none_as_its_hardware(ros):
+    ros.add_node(Demo(context=ros.context, parameter_overrides=[Parameter('ip', value='10.0.0.2')]))
+    diags = ros.collect(DiagnosticArray, '/diagnostics')
+    assert ros.change_state('demo', 'configure')
+    ros.spin_until(lambda: any(s.message == 'configured' for d in diags for s in d.status), 10, 'configured')
+    assert [(s.name, s.hardware_id) for d in diags for s in d.status if s.message == 'configured'] == \
+        [('demo: status', 'none')]

@@ -6,6 +6,7 @@ name is a warning; good values in both files configure with the later one."""
 import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 
+from hil_core.status_names import status_node
 from hil_nodes import topics
 from supervisor_fixtures import DUMMY_PATH
 
@@ -18,7 +19,7 @@ def _write(tmp_path, name, values, node='/**'):
 
 def _refusals(diags, node):
     return [st.message for msg in diags for st in msg.status
-            if st.hardware_id == node and st.message.startswith('configuration refused')]
+            if status_node(st.name) == node and st.message.startswith('configuration refused')]
 
 
 def _files(*paths):

@@ -158,7 +158,7 @@ def test_bad_input_is_reported_and_never_makes_a_jump(ros):
     # no kinematics pose yet: nothing published, a clear diagnostic
     rig.frames('IDLE', n=2, expect=False)
     rig.ros.spin_until(lambda: any('waiting for' in s.message for d in rig.diags for s in d.status
-                                   if s.hardware_id == 'planner'), 10, 'missing-pose diagnostic')
+                                   if s.name == 'planner: workspace'), 10, 'missing-pose diagnostic')
     assert not rig.out
     rig.measured(HOME)
     rig.frames('HOMING', n=4)

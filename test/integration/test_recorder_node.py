@@ -29,7 +29,7 @@ def _publish_joint_states(ros, pub, n=N):
 def _recorder_values(diags):
     for d in reversed(diags):
         for st in d.status:
-            if st.hardware_id == 'recorder' and any(kv.key == 'received' for kv in st.values):
+            if st.name == 'recorder: bag' and any(kv.key == 'received' for kv in st.values):
                 return {kv.key: kv.value for kv in st.values}
     return {}
 
@@ -41,7 +41,7 @@ def _accounting(bag):
 def _recorder_messages(diags):
     for d in reversed(diags):
         for st in d.status:
-            if st.hardware_id == 'recorder':
+            if st.name == 'recorder: bag':
                 values = {kv.key: kv.value for kv in st.values}
                 if 'messages' in values:
                     return int(values['messages'])

@@ -8,6 +8,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 
+from hil_core.status_names import status_node
 from hil_nodes import qos, topics
 from hil_nodes.convert import ns_to_stamp, stamp_to_ns
 from hil_sim.mock_hexapod import MockHexapodNode
@@ -135,7 +136,7 @@ def test_bad_parameter_refused_and_bad_joint_states_never_command_a_jump(ros):
     diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
     ros.spawn('hil_sim.reference_source', ['--params-file', str(config), '-p', 'amplitudes:=[0.5,0.5,0.5,0.5,0.5,0.5]'])
     assert not ros.change_state('reference_source', 'configure', timeout=30)
-    ros.spin_until(lambda: any('peak velocity' in st.message and st.hardware_id == 'reference_source'
+    ros.spin_until(lambda: any('peak velocity' in st.message and status_node(st.name) == 'reference_source'
                                for arr in diag for st in arr.status), 10, 'refusal naming the cause')
     # In-process source (other name) fed by hand: NaN joints before any setpoint -> no command;
     # good joints -> hold them; NaN afterwards -> keep the last setpoint, never a jump.

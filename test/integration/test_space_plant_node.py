@@ -199,7 +199,7 @@ def test_real_time_mode_reports_the_summary_values(ros):
         for a in reversed(diag):
             for st in a.status:
                 vals = {kv.key: kv.value for kv in st.values}
-                if st.hardware_id == 'space_plant' and 'satellite_displacement_m' in vals \
+                if st.name == 'space_plant: plant' and 'satellite_displacement_m' in vals \
                         and float(vals['loop_rate_hz']) > 0:
                     return vals
         return None

@@ -134,7 +134,7 @@ def test_requests_refused_with_reasons_and_events_drive_the_modes(ros):
     def supervisor_status():
         for msg in reversed(diags):
             for st in msg.status:
-                if st.hardware_id == 'supervisor':
+                if st.name == 'supervisor: run':
                     return {kv.key: kv.value for kv in st.values}
         return None
     ros.spin_until(lambda: (supervisor_status() or {}).get('faults') == '2', 10.0, 'faults = 2 in diagnostics')
@@ -218,7 +218,7 @@ def test_standalone_process_with_params_file(ros):
     def lifecycle():
         for msg in diags:
             for st in msg.status:
-                if st.hardware_id == 'supervisor':
+                if st.name == 'supervisor: run':
                     yield {kv.key: kv.value for kv in st.values}['lifecycle']
     ros.spin_until(lambda: 'up' in lifecycle() or proc.proc.poll() is not None, 40.0,
                    f'bring-up by the supervisor process: {journal}')
@@ -275,7 +275,7 @@ def _supervisor_values(diags):
     """Key/values of the supervisor's last status."""
     for msg in reversed(diags):
         for st in msg.status:
-            if st.hardware_id == 'supervisor':
+            if st.name == 'supervisor: run':
                 return {kv.key: kv.value for kv in st.values}
     return {}
 
@@ -332,9 +332,11 @@ def test_a_slow_cycle_over_dds_faults_with_the_real_time_reason(ros):
     assert not ok and 'real time not held' in message      # still beyond the limit: no reset
 
 
-def _counters(node, **values):
+def _counters(status_name, **values):
+    """A status named "<node>: <task>"; its hardware_id names hardware, not the node (the
+    supervisor must key it by the name)."""
     msg = DiagnosticArray()
-    msg.status = [DiagnosticStatus(name=f'/{node}', hardware_id=node, message='counters',
+    msg.status = [DiagnosticStatus(name=status_name, hardware_id='some drives', message='counters',
                                    values=[KeyValue(key=k, value=str(v)) for k, v in values.items()])]
     return msg
 
@@ -353,8 +355,8 @@ def test_hardware_and_time_base_counters_warn_then_fault(ros):
     frames = late = servo = saturated = 0
     for k in range(8):                                    # 2 % late frames
         frames, late, servo = frames + 100, late + 2, servo + 400
-        pub.publish(_counters('mock_hexapod', frames=frames, late_commands=late, realtime_overruns=0))
-        pub.publish(_counters('timebase', frames=frames, servo_cycles=servo, saturated_cycles=0,
+        pub.publish(_counters('mock_hexapod: drives', frames=frames, late_commands=late, realtime_overruns=0))
+        pub.publish(_counters('timebase: buffer', frames=frames, servo_cycles=servo, saturated_cycles=0,
                               factor_off_cycles=0, distance_off_frames=0))
         ros.spin_for(0.1)
     ros.spin_until(lambda: sup.health.current.level == 1, 10.0, 'health WARN')
@@ -363,8 +365,8 @@ def test_hardware_and_time_base_counters_warn_then_fault(ros):
     assert '2% of frames late (mock_hexapod)' in _supervisor_values(diags)['health']
     for k in range(8):                                    # 20 % late, time base at its bound
         frames, late, servo, saturated = frames + 100, late + 20, servo + 400, saturated + 400
-        pub.publish(_counters('mock_hexapod', frames=frames, late_commands=late, realtime_overruns=0))
-        pub.publish(_counters('timebase', frames=frames, servo_cycles=servo, saturated_cycles=saturated,
+        pub.publish(_counters('mock_hexapod: drives', frames=frames, late_commands=late, realtime_overruns=0))
+        pub.publish(_counters('timebase: buffer', frames=frames, servo_cycles=servo, saturated_cycles=saturated,
                               factor_off_cycles=saturated, distance_off_frames=0))
         ros.spin_for(0.1)
         if sup.machine.mode.value == 'FAULT':

@@ -35,11 +35,11 @@ def reference(t):
     return p
 
 
-def status_of(diags, node='timebase'):
+def status_of(diags, name='timebase: buffer'):
     out = []
     for arr in diags:
         for st in arr.status:
-            if st.hardware_id == node:
+            if st.name == name:
                 out.append((st.level, st.message, {kv.key: kv.value for kv in st.values}))
     return out
 

@@ -115,9 +115,10 @@ def test_a_start_up_transient_is_no_verdict_only_a_sustained_share():
 
 def test_classify_and_parse():
     assert classify('timebase: cycle', {}) == CYCLE
-    assert classify('/timebase', tb(1, 4)) == TIMEBASE
-    assert classify('/mock_hexapod', hw(1)) == HARDWARE
-    assert classify('/planner', {'frames': 3}) is None
+    assert classify('timebase: buffer', tb(1, 4)) == TIMEBASE
+    assert classify('mock_hexapod: drives', hw(1)) == HARDWARE
+    assert classify('planner: workspace', {'frames': 3}) is None
+    assert classify('timebase: cycle', tb(1, 4)) == CYCLE     # the name decides first
     assert numeric_values([('a', '1.5'), ('b', 'x'), ('c', 'nan'), ('d', 'True'), ('e', '7')]) == {'a': 1.5, 'e': 7.0}
 
 

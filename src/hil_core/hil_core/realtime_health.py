@@ -31,6 +31,8 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
+from hil_core.status_names import is_cycle_status
+
 OK, WARN, FAULT = 0, 1, 2
 
 CYCLE, HARDWARE, TIMEBASE = 'cycle', 'hardware', 'timebase'
@@ -39,7 +41,6 @@ _KEYS = {
     HARDWARE: ('frames', 'late_commands', 'realtime_overruns'),
     TIMEBASE: ('servo_cycles', 'saturated_cycles', 'factor_off_cycles', 'frames', 'distance_off_frames'),
 }
-CYCLE_SUFFIX = ': cycle'
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class Assessment:
 
 def classify(name: str, values: dict[str, float]) -> str | None:
     """Which kind of health status this is, from its name and keys (None: not one)."""
-    if name.endswith(CYCLE_SUFFIX):
+    if is_cycle_status(name):
         return CYCLE
     if all(k in values for k in _KEYS[TIMEBASE]):
         return TIMEBASE

@@ -49,6 +49,8 @@ def _f6(values):
 class AdmittanceNode(HilLifecycleNode):
     """Admittance model node (see module docstring)."""
 
+    # statuses "admittance: model": the admittance model (its state, input wrench and resets)
+    STATUS_TASK = 'model'
     PARAMS = (
         Param('model', str, 'frequency', 'how the model is given: per-axis natural frequency/damping ratio/'
               'stiffness, per-axis mass/damping/stiffness, full 6x6 matrices, or a Cummins floater file',

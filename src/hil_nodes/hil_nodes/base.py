@@ -10,7 +10,10 @@ What every node gets from ``HilLifecycleNode``:
   applies it itself, bumplessly); accepted while inactive and applied through
   ``apply_parameters``;
 * a DiagnosticArray status publisher (``self.status(level, message, **values)``), alive in
-  every lifecycle state so a refused configuration is visible;
+  every lifecycle state so a refused configuration is visible; statuses are named
+  ``"<node>: <task>"`` as diagnostic_updater names them (``STATUS_TASK``, or ``task=`` per
+  call) and carry ``self.hardware_id()`` (what the status is about; ``'none'`` for software),
+  so consumers key them by the node name before ``': '`` (hil_core.status_names);
 * a bond-style heartbeat on ``/hil/heartbeat`` (std_msgs/Header, ``frame_id`` = node name),
   sent on a wall timer *and* on the node clock, so the supervisor can tell a dead node both
   when simulated time runs faster than real time and when it stands still;
@@ -39,6 +42,7 @@ from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackRet
 from rclpy.parameter import Parameter
 from std_msgs.msg import Header
 
+from hil_core.status_names import CYCLE_TASK, NO_HARDWARE, status_name
 from hil_core.timing import CycleHealth
 from hil_nodes import qos, topics
 from hil_nodes.cycle_status import CycleReport
@@ -120,6 +124,8 @@ class HilLifecycleNode(LifecycleNode):
     """Base class of every hil_suite lifecycle node (see the module docstring)."""
 
     PARAMS: Sequence[Param] = ()
+    # the task of this node's own statuses: they are named "<node>: <STATUS_TASK>"
+    STATUS_TASK = 'status'
     COMMON_PARAMS: Sequence[Param] = (
         Param('lockstep', bool, False,
               'running in a lockstep simulation: reliable streams, outputs gated per frame'),
@@ -173,7 +179,7 @@ class HilLifecycleNode(LifecycleNode):
         self.create_timer(period, self._heartbeat, clock=self._steady)
         self.create_timer(period, self._heartbeat)
         self._cycles = CycleReport()
-        self._cycle_status_name = f'{self.get_name()}: cycle'
+        self._cycle_status_name = status_name(self.get_name(), CYCLE_TASK)
         self.create_timer(self._declared_or_default('health_period'), self._publish_cycle_status,
                           clock=self._steady)
 
@@ -341,15 +347,22 @@ class HilLifecycleNode(LifecycleNode):
         """QoS of high-rate streams: reliable in lockstep, sensor-data otherwise."""
         return qos.stream(reliable=bool(getattr(self.p, 'lockstep', False)))
 
-    def status(self, level: int, message: str, **values: Any) -> None:
-        """Publish this node's status on /diagnostics (key/values as strings)."""
-        self._send_status(self.get_fully_qualified_name(), level, message, values)
+    def status(self, level: int, message: str, task: str | None = None, **values: Any) -> None:
+        """Publish a status ``"<node>: <task>"`` on /diagnostics (``task`` defaults to
+        ``STATUS_TASK``; key/values as strings)."""
+        self._send_status(status_name(self.get_name(), task or self.STATUS_TASK), level, message, values)
+
+    def hardware_id(self) -> str:
+        """The status's hardware_id: what hardware the node's statuses are about (a node that
+        talks to hardware or simulates it overrides this); ``'none'`` for software, as
+        diagnostic_updater has it."""
+        return NO_HARDWARE
 
     def _send_status(self, name: str, level: int, message: str, values: dict) -> None:
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
         st = DiagnosticStatus(level=bytes([level]) if isinstance(level, int) else level,
-                              name=name, message=message, hardware_id=self.get_name())
+                              name=name, message=message, hardware_id=self.hardware_id())
         st.values = [KeyValue(key=str(k), value=_fmt(v)) for k, v in values.items()]
         msg.status = [st]
         self._diag_pub.publish(msg)

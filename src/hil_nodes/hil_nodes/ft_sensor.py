@@ -37,6 +37,8 @@ from hil_nodes.runner import main_for
 
 
 class FtSensorNode(HilLifecycleNode):
+    # statuses "ft_sensor: signal chain", hardware_id the sensor read (hardware_id())
+    STATUS_TASK = 'signal chain'
     PARAMS = (
         Param('source', str, 'mock', 'input: netft (ATI Net F/T UDP), sim (simulated sensor in-process), '
               'mock (hil_sim.mock_ft topic, 1.6 kHz over DDS), replay (bag/CSV)', choices=tuple(SOURCES)),
@@ -113,6 +115,15 @@ class FtSensorNode(HilLifecycleNode):
         return None
 
     # --- lifecycle --------------------------------------------------------------------------------
+    def hardware_id(self) -> str:
+        """The sensor the signal chain reads (its statuses are about that sensor)."""
+        source = self._declared_or_default('source')
+        if source == 'netft':
+            return f"ATI Net F/T {self._declared_or_default('sensor_ip')}"
+        if source == 'replay':
+            return f"replayed F/T data {self._declared_or_default('replay_file') or '(no file)'}"
+        return {'sim': 'simulated F/T sensor', 'mock': 'mock F/T sensor (hil_sim mock_ft)'}.get(source, source)
+
     def configure_node(self) -> None:
         p = self.p
         cfg = ChainConfig(sample_rate=p.sample_rate, publish_rate=p.publish_rate, cutoff_hz=p.filter_cutoff_hz,

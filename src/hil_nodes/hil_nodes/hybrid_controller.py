@@ -51,6 +51,8 @@ def _resolve(path: str, default: str) -> pathlib.Path:
 
 
 class HybridControllerNode(HilLifecycleNode):
+    # statuses "hybrid_controller: control": the hybrid5 control law and its tracking errors
+    STATUS_TASK = 'control'
     PARAMS = (
         Param('params_file', str, '', "robot + controller parameters ('' = config/hybrid5.yaml)"),
         Param('gcode_file', str, '', "path program ('' = config/gcode/agh.nc)"),

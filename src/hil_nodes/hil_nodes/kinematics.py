@@ -134,6 +134,8 @@ class _Hybrid5:
 class KinematicsNode(HilLifecycleNode):
     """Kinematics node (see module docstring)."""
 
+    # statuses "kinematics: pose estimate": the TCP pose from forward kinematics, bad joint states
+    STATUS_TASK = 'pose estimate'
     PARAMS = (
         Param('robot', str, 'hexaslide_scaled', 'which robot', choices=ROBOTS),
         Param('geometry_file', str, '', 'hexaslide geometry yaml overriding config/hexafloat_<scale>.yaml'),

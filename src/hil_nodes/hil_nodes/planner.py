@@ -42,6 +42,8 @@ _SIX = dict(length=6, range=(1e-6, 1e6))
 
 
 class PlannerNode(HilLifecycleNode):
+    # statuses "planner: workspace": the workspace guard and motion phases
+    STATUS_TASK = 'workspace'
     PARAMS = (
         Param('robot', str, 'hexaslide_scaled', 'robot whose workspace file is used',
               choices=('hexaslide_scaled', 'hexaslide_full')),

@@ -39,6 +39,8 @@ def message_class(type_name: str):
 
 
 class RecorderNode(HilLifecycleNode):
+    # statuses "recorder: bag": the bag being written
+    STATUS_TASK = 'bag'
     PARAMS = (
         Param('bag_path', str, REQUIRED, 'directory of the rosbag2 to create (must not exist)',
               check=lambda v: None if v else 'must not be empty'),

@@ -51,6 +51,8 @@ G3 = dict(length=3)
 
 
 class SpacePlantNode(HilLifecycleNode):
+    # statuses "space_plant: plant": the simulated satellite and the arm's control law
+    STATUS_TASK = 'plant'
     PARAMS = (
         Param('urdf', str, '', "iiwa URDF ('' = urdf/iiwa14.urdf of the source tree)"),
         Param('satellite_mass', float, 100.0, 'satellite mass (kg), seed 002: 100', range=(1e-3, 1e6)),
@@ -89,6 +91,9 @@ class SpacePlantNode(HilLifecycleNode):
               'the satellite frame goes with every sample)', range=(0.0, 1000.0)),
         Param('status_period', float, 0.5, 'wall s between diagnostics', range=(0.01, 60.0)),
     )
+
+    def hardware_id(self) -> str:
+        return 'simulated free-floating satellite (space_plant)'   # the arm itself is the mock's or the lab's
 
     def __init__(self, node_name: str = 'space_plant', **kwargs):
         super().__init__(node_name, **kwargs)

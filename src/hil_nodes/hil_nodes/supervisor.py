@@ -27,6 +27,7 @@ from std_srvs.srv import Trigger
 from hil_core.lifecycle_plan import bring_up_plan, check_node_list, shutdown_plan
 from hil_core.liveness import LivenessMonitor, normalize_name
 from hil_core.modes import Event, HilMode, ModeMachine, Request, Transition
+from hil_core.status_names import NO_HARDWARE, status_name
 from hil_nodes import qos, topics
 from hil_nodes.base import ERROR, OK, WARN, _fmt
 from hil_nodes.convert import stamp_to_ns
@@ -41,6 +42,7 @@ EXIT_GRACE = 1.0     # wall s after a reported process exit during which its hea
 FRAME_WATCH_PERIOD = 0.02   # s: real-time frame tick while nobody reads /hil/frame
 _STOPPABLE = frozenset({HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RUNNING})
 RESTARTED = 'unknown (heartbeat back after death)'   # state label of a node that came back
+STATUS_TASK = 'run'      # its status on /diagnostics is "supervisor: run" (mode, nodes, health)
 
 
 class SupervisorNode(Node):
@@ -368,8 +370,8 @@ class SupervisorNode(Node):
             level, message = OK, mode.value
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
-        status = DiagnosticStatus(level=level, name=self.get_fully_qualified_name(),
-                                  message=message, hardware_id=self.get_name())
+        status = DiagnosticStatus(level=level, name=status_name(self.get_name(), STATUS_TASK),
+                                  message=message, hardware_id=NO_HARDWARE)
         status.values = [KeyValue(key=k, value=_fmt(v)) for k, v in values.items()]
         msg.status = [status]
         self._diag_pub.publish(msg)

@@ -15,6 +15,7 @@ from typing import Callable
 from diagnostic_msgs.msg import DiagnosticArray
 
 from hil_core.realtime_health import CYCLE, FAULT, HARDWARE, OK, TIMEBASE, WARN, Assessment, HealthConfig, HealthJudge, classify, numeric_values
+from hil_core.status_names import status_node
 from hil_nodes import topics
 
 LEVEL_NAMES = {OK: 'OK', WARN: 'WARN', FAULT: 'FAULT'}
@@ -53,7 +54,7 @@ class HealthWatch:
         now = self._now()
         seen = False
         for st in msg.status:
-            who = st.hardware_id or st.name
+            who = status_node(st.name)     # "<node>: <task>" (hardware_id names the hardware)
             if who == self._own:
                 continue
             values = numeric_values((kv.key, kv.value) for kv in st.values)

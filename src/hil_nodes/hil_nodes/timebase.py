@@ -47,6 +47,8 @@ from hil_nodes.runner import main_for
 
 
 class TimebaseNode(HilLifecycleNode):
+    # statuses "timebase: buffer": the reference buffer: W-R distance, time-base factor, holding
+    STATUS_TASK = 'buffer'
     PARAMS = (
         Param('robot', str, 'hexaslide_scaled', 'geometry for the inverse kinematics (or a yaml path)'),
         Param('joint_names', 'str[]', list(JOINT_NAMES), 'joint names of the command, IK order', length=6),

@@ -11,6 +11,7 @@ from rclpy.task import Future
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from hil_core.status_names import status_node
 from hil_nodes import qos, topics
 
 
@@ -26,7 +27,8 @@ class RunClient:
         self.modes: list[tuple[float, str]] = []      # (sim time, mode)
         self.sim_time = 0.0
         self.last_progress_wall = time.monotonic()
-        self.diag: dict[str, dict[str, str]] = {}     # node name -> last key/values
+        # node name (of the status name "<node>: <task>") -> last key/values of all its statuses
+        self.diag: dict[str, dict[str, str]] = {}
         self.diag_messages: dict[str, str] = {}
         self.diag_counts: dict[str, int] = {}
         self.node.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched(20))
@@ -45,7 +47,7 @@ class RunClient:
 
     def _on_diag(self, msg: DiagnosticArray) -> None:
         for st in msg.status:
-            name = st.hardware_id or st.name
+            name = status_node(st.name)
             values = self.diag.setdefault(name, {})
             values.update({kv.key: kv.value for kv in st.values})
             if name == 'supervisor' and 'run_time' in values:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
+from hil_core.status_names import status_node
 from hil_nodes.bag import read_messages, recover_bag
 
 
@@ -117,10 +118,10 @@ def load_run(path: str | pathlib.Path) -> RunData:
             t = _stamp(msg, bag_ns)
             for st in msg.status:
                 values = {kv.key: kv.value for kv in st.values}
-                if topic.endswith('/events'):
+                if topic.endswith('/events'):     # events: name = event, hardware_id = reporting node
                     events.append((t, st.hardware_id or topic.split('/')[1], st.name, st.message))
-                else:
-                    diagnostics[(st.hardware_id or st.name).strip('/')].append((t, values))
+                else:                             # statuses "<node>: <task>", keyed by node
+                    diagnostics[status_node(st.name)].append((t, values))
         else:
             vec = _vec(msg)
             if vec is not None:
