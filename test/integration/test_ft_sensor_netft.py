@@ -22,7 +22,7 @@ BEST_EFFORT = QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT)
 
 def _ft(ros, port, **params):
     base = dict(source='netft', sensor_ip='127.0.0.1', sensor_port=port, sample_rate=1600.0,
-                receive_timeout=0.2, diag_period=0.2)
+                receive_timeout=0.2, status_period=0.2)
     base.update(params)
     return ros.add_node(FtSensorNode(context=ros.context,
                                      parameter_overrides=[Parameter(k, value=v) for k, v in base.items()]))

@@ -282,7 +282,7 @@ def test_replay_real_time_and_silence_diagnostic(ros, tmp_path):
     path = tmp_path / 'short.csv'
     t = np.arange(0, 21) * 0.01                            # 0.2 s recording, constant load
     np.savetxt(path, np.column_stack([t, np.tile([1.0, 2.0, 3.0, 0.1, 0.2, 0.3], (21, 1))]), delimiter=',')
-    _ft(ros, source='replay', replay_file=str(path), lockstep=False, use_sim_time=False, diag_period=0.1)
+    _ft(ros, source='replay', replay_file=str(path), lockstep=False, use_sim_time=False, status_period=0.1)
     out = ros.collect(WrenchStamped, topics.FT_WRENCH, QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT))
     diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
     ros.bring_up('ft_sensor')

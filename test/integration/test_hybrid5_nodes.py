@@ -97,7 +97,7 @@ class Loop:
         self.ros, self.mode = ros, 'IDLE'
         d = dict(lockstep=True, lockstep_timeout=5.0, status_period=0.1)
         self.mock_node = ros.add_node(MockHybrid5Node(context=ros.context, parameter_overrides=overrides(**d)))
-        cp = dict(lockstep=True, diagnostic_interval=0.1)
+        cp = dict(lockstep=True, status_period=0.1)
         cp.update(ctl_params)
         self.ctl = ros.add_node(HybridControllerNode(context=ros.context, parameter_overrides=overrides(**cp)))
         self.frames = ros.node.create_publisher(Header, topics.HIL_FRAME, qos.stream(True))

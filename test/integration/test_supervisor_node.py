@@ -305,10 +305,10 @@ def test_a_slow_cycle_over_dds_faults_with_the_real_time_reason(ros):
     injected above its budget (lockstep judge: CPU time, so a loaded test machine cannot cause
     it), the supervisor goes to FAULT naming the node, and its status says real time was not held."""
     ticker = ros.add_node(Ticker('ticker', context=ros.context, parameter_overrides=[
-        Parameter('lockstep', value=True), Parameter('health_period', value=0.2)]))
+        Parameter('lockstep', value=True), Parameter('status_period', value=0.2)]))
     diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 200)
     sup = supervisor(ros, managed_nodes=['ticker'], health_window=1.0, health_min_samples=20, health_min_span=0.5,
-                     saturation_fault_s=0.5, **{**CALM, 'diagnostics_period': 0.2})
+                     saturation_fault_s=0.5, **{**CALM, 'status_period': 0.2})
     ros.spin_until(lambda: sup.lifecycle == 'up', 30.0, 'bring-up')
 
     def cycle_status():
@@ -348,7 +348,7 @@ def test_hardware_and_time_base_counters_warn_then_fault(ros):
     beats = ros.collect(Header, topics.HIL_HEARTBEAT, 100)
     diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 200)
     sup = supervisor(ros, managed_nodes=['a'], health_window=2.0, health_min_span=0.5, saturation_fault_s=0.5,
-                     **{**CALM, 'diagnostics_period': 0.2})
+                     **{**CALM, 'status_period': 0.2})
     ros.spin_until(lambda: sup.lifecycle == 'up', 30.0, 'bring-up')
     pub = ros.node.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 100)
     ros.wait_for_subscribers(topics.DIAGNOSTICS, 2)

@@ -20,7 +20,7 @@ What every node gets from ``HilLifecycleNode``:
 * cycle health: ``self.cycle_monitor(name, period)`` (in ``configure_node``) gives a
   ``hil_core.timing.CycleHealth`` to wrap each cycle of the hot path (``t0 = mon.begin(stamp)``
   ... ``mon.end(t0)``, ``mon.skipped()``), ``self.count_published(topic)`` counts outputs; the
-  figures go out as one ``<node>: cycle`` status every ``health_period`` (hil_nodes.cycle_status);
+  figures go out as one ``<node>: cycle`` status every ``status_period`` (hil_nodes.cycle_status);
 * parameter types checked in every source (hil_nodes.param_sources): a wrong type in any
   params file refuses configure with one line, an unknown parameter name is a warning;
 * hooks ``configure_node``, ``activate_node``, ``deactivate_node``, ``cleanup_node``,
@@ -131,8 +131,11 @@ class HilLifecycleNode(LifecycleNode):
               'running in a lockstep simulation: reliable streams, outputs gated per frame'),
         Param('heartbeat_period', float, 0.1, 'period of the liveness heartbeat (s, wall and node clock)',
               range=(0.01, 5.0)),
-        Param('health_period', float, 0.5, 'period of the "<node>: cycle" health status (wall s)',
-              range=(0.05, 60.0)),
+        # one name for one meaning in every node (issue 16 item 7): how often the node's periodic
+        # statuses go out; a node with a summary status of its own publishes it at this period too
+        Param('status_period', float, 0.5, 'wall s between periodic statuses on /diagnostics (the '
+              '"<node>: cycle" health status and the node\'s own summary, if it has one)',
+              range=(0.01, 60.0)),
         Param('cycle_budget', float, 1.0, 'a cycle overruns when it takes more than this fraction of its '
               'period (CPU time in lockstep, execution time in real time)', range=(0.01, 10.0)),
         Param('inject_cycle_delay', float, 0.0, 'test only: CPU busy-wait added to every monitored cycle (s), '
@@ -180,7 +183,7 @@ class HilLifecycleNode(LifecycleNode):
         self.create_timer(period, self._heartbeat)
         self._cycles = CycleReport()
         self._cycle_status_name = status_name(self.get_name(), CYCLE_TASK)
-        self.create_timer(self._declared_or_default('health_period'), self._publish_cycle_status,
+        self.create_timer(self._declared_or_default('status_period'), self._publish_cycle_status,
                           clock=self._steady)
 
     # --- parameters -----------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The ``<node>: cycle`` status of a node: its cycle monitors and published-message counters
 turned into one DiagnosticStatus's level, message and key/values (docs/supervisor.md
-"Real-time health"). ``hil_nodes.base`` owns one and publishes it every ``health_period``.
+"Real-time health"). ``hil_nodes.base`` owns one and publishes it every ``status_period``.
 
 Keys: ``cycles``, ``skipped``, ``late``, ``overruns``, ``deadline_misses``, ``cpu_s`` are totals
 over the node's monitors; ``exec_p50_us``, ``exec_p99_us``, ``exec_max_us``, ``cpu_p50_us``,

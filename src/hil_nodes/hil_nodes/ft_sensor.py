@@ -83,7 +83,9 @@ class FtSensorNode(HilLifecycleNode):
         Param('replay_topic', str, topics.FT_WRENCH_RAW, 'replay: WrenchStamped topic in the bag'),
         Param('replay_loop', bool, False, 'replay: start over at the end instead of going stale'),
         Param('publish_raw_all', bool, False, 'publish every valid raw sample, not only those on the publish grid'),
-        Param('diag_period', float, 1.0, 'wall seconds between summary diagnostics', range=(0.05, 60.0)),
+        # the common status_period with this node's default: its figures (rate_hz, silence) cover one period
+        Param('status_period', float, 1.0, 'wall s between summary statuses (rate_hz and "no input" cover one '
+              'period) and "ft_sensor: cycle" statuses', range=(0.01, 60.0)),
     )
 
     def __init__(self, node_name: str = 'ft_sensor', **kwargs):
@@ -137,7 +139,7 @@ class FtSensorNode(HilLifecycleNode):
         self.pub = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH, self.stream_qos())
         self.pub_raw = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH_RAW, self.stream_qos())
         self._srv = self.create_service(Trigger, topics.FT_BIAS, self._on_bias)
-        self._timer = self.create_timer(p.diag_period, self._diagnose, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._timer = self.create_timer(p.status_period, self._diagnose, clock=Clock(clock_type=ClockType.STEADY_TIME))
         if p.use_tcp_pose:
             self._pose_sub = self.create_subscription(PoseStamped, topics.KINEMATICS_TCP_POSE, self._on_pose,
                                                       self.stream_qos())
@@ -296,7 +298,7 @@ class FtSensorNode(HilLifecycleNode):
         elif rate == 0.0:
             # lockstep: the simulation may just be paused; real time: the input has stopped
             level = WARN if self.p.lockstep else ERROR
-            msg = f'no F/T input sample in the last {self.p.diag_period:g} s: output stopped'
+            msg = f'no F/T input sample in the last {self.p.status_period:g} s: output stopped'
         else:
             level, msg = OK, 'streaming'
         if getattr(self.source, 'fault', None):

@@ -70,8 +70,7 @@ class HybridControllerNode(HilLifecycleNode):
         Param('max_tracking_error', float, 1e-3, 'leg error (m) or table error (rad) that raises a fault',
               range=(1e-7, 1.0)),
         Param('float32', bool, False, 'run the tracking algorithm in float32 (as the seed\'s DSP/FPGA)'),
-        Param('diagnostic_interval', float, 0.5, 'wall s between diagnostics (bad input is throttled to it)',
-              range=(0.01, 60.0)),
+        # status_period (common, base): the summary status period; bad-input statuses are throttled to it
     )
 
     def __init__(self, node_name: str = 'hybrid_controller', **kwargs):
@@ -113,7 +112,7 @@ class HybridControllerNode(HilLifecycleNode):
                       self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, stream)]
 
     def activate_node(self) -> None:
-        self._timer = self.create_timer(self.p.diagnostic_interval, self._publish_status,
+        self._timer = self.create_timer(self.p.status_period, self._publish_status,
                                         clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     def deactivate_node(self) -> None:
@@ -154,7 +153,7 @@ class HybridControllerNode(HilLifecycleNode):
     def _warn(self, kind: str, level: int, message: str) -> None:
         self.counters[kind] += 1
         now = time.monotonic()
-        if now - self._last_warn >= self.p.diagnostic_interval:
+        if now - self._last_warn >= self.p.status_period:
             self._last_warn = now
             self.status(level, message, **self.counters)
 

@@ -89,7 +89,7 @@ class SpacePlantNode(HilLifecycleNode):
         Param('marker_every', int, 50, 'publish markers every N frames', range=(1, 100000)),
         Param('tf_frames_rate', float, 50.0, 'rate of the arm joint frames on /tf in sample time (Hz, 0 = off; '
               'the satellite frame goes with every sample)', range=(0.0, 1000.0)),
-        Param('status_period', float, 0.5, 'wall s between diagnostics', range=(0.01, 60.0)),
+        # status_period (common, base): wall s between summary statuses
     )
 
     def hardware_id(self) -> str:

@@ -102,7 +102,7 @@ class SupervisorNode(Node):
             self._frame_timer = self.create_timer(FRAME_WATCH_PERIOD, self._on_frame_timer, clock=self._steady)
             self._fast_frames = False
         self.create_timer(self.p.liveness_period, self._check_liveness, clock=self._steady)
-        self.create_timer(self.p.diagnostics_period, self._publish_status, clock=self._steady)
+        self.create_timer(self.p.status_period, self._publish_status, clock=self._steady)
         self.driver = LifecycleDriver(self, self.managed, self.p.service_timeout, self.p.transition_timeout,
                                       self._set_state, state_of=lambda n: self.states.get(n, 'unknown'))
         self._publish_mode()

@@ -29,6 +29,7 @@ def _node_list(value) -> str | None:
 
 
 _LOCKSTEP = next(p for p in HilLifecycleNode.COMMON_PARAMS if p.name == 'lockstep')
+_STATUS_PERIOD = next(p for p in HilLifecycleNode.COMMON_PARAMS if p.name == 'status_period')
 
 PARAMS = (
     Param('managed_nodes', 'str[]', [], 'lifecycle nodes to configure then activate, in this order '
@@ -56,7 +57,7 @@ PARAMS = (
           'is taken for dead and skipped', range=(0.05, 600.0)),
     Param('liveness_period', float, 0.02, 'period of the liveness check (wall s; also every /clock in lockstep)',
           range=(0.005, 1.0)),
-    Param('diagnostics_period', float, 0.5, 'period of the status on /diagnostics (wall s)', range=(0.05, 10.0)),
+    _STATUS_PERIOD,              # its "supervisor: run" status; the same name and meaning as every node's
     Param('health_fault', bool, True, 'real time not held beyond the fault limits -> FAULT (false: report only)'),
     Param('health_window', float, 3.0, 'sliding window of the real-time health judgement (wall s)',
           range=(0.1, 600.0)),

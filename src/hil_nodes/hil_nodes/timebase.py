@@ -73,7 +73,7 @@ class TimebaseNode(HilLifecycleNode):
               '(each message then also repeats the previous frame: 8 points)', range=(0, 1)),
         Param('max_catchup', int, 4, 'real time: late frames produced at once before frames are skipped',
               range=(1, 100)),
-        Param('status_period', float, 0.5, 'wall s between metric diagnostics', range=(0.01, 60.0)),
+        # status_period (common, base): wall s between metric statuses
         Param('warn_interval', float, 1.0, 'wall s between repeated warnings of one kind', range=(0.0, 60.0)),
     )
 
