@@ -24,6 +24,7 @@ import time
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseStamped, TwistStamped
+from rclpy.clock import Clock, ClockType
 from std_msgs.msg import Header, String
 
 from hil_core.lockstep import FrameSync
@@ -124,7 +125,10 @@ class PlannerNode(HilLifecycleNode):
                     self.create_subscription(PoseStamped, topics.KINEMATICS_TCP_POSE, self._on_measured, stream)]
         if self.p.lockstep:
             self._io.append(self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, stream))
-            self._wait_timer = self.create_timer(0.05, self._check_wait)
+            # reference_wait is wall time: on the node clock (sim time, which stands still while a
+            # frame waits) this timer never fired, and a missing reference became a late command
+            self._wait_timer = self.create_timer(0.05, self._check_wait,
+                                                 clock=Clock(clock_type=ClockType.STEADY_TIME))
         else:
             self._io.append(self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched(20)))
             # a slow watch while references flow; the frame-rate timer exists only while they do not
