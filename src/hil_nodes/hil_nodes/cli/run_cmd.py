@@ -6,7 +6,8 @@ starts the processes, watches /hil/mode and /clock, prints progress, shuts every
 (no orphans) and prints a `key: value` summary. A node process that ends early is reported to
 the supervisor (/hil/process_exit), which makes the FAULT naming the node; if the supervisor
 itself died, the run is a FAULT with that reason (cli/run_exits.py). Exit code 0 for a clean
-run, 1 if the system went to FAULT, 2 if it could not run at all.
+run; 1 if the system went to FAULT, real time was not held or there were safety events (a late
+command: the drives had to act on their own, something stalled); 2 if it could not run at all.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import yaml
 
 from hil_nodes.cli.processes import ProcessGroup, clean_dead_shm
 from hil_nodes.cli.run_client import RunClient
-from hil_nodes.cli.run_exits import ExitWatch
+from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
 from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
 from hil_nodes.bringup import bringup_plan, process_commands, write_overrides
@@ -119,6 +120,8 @@ def run(args) -> int:
         meter = RunMeter({name: proc.pid for name, proc in group.procs.items()})
         exits = ExitWatch(client.node, commands)
         outcome, run_fault = _follow(client, group, args, meter, exits)
+        if outcome == 'fault':   # the stop runs to its end before anything is deactivated
+            wait_until_at_rest(client, args.lockstep)
         # a dead supervisor has no status to wait for and no shutdown service to call: the
         # processes are stopped below either way
         alive = ['supervisor'] if exits.supervisor_alive else []
@@ -161,6 +164,9 @@ def run(args) -> int:
         return 1
     if str(summary.get('realtime_held', '')).startswith('NO'):
         print(f"hil run: real time was not held: {summary['realtime_held'][4:]}", file=sys.stderr)
+        return 1
+    if summary.get('safety_events', 'none') != 'none':   # a stalled run is never clean
+        print(f"hil run: not a clean run: {summary['safety_events']}", file=sys.stderr)
         return 1
     return 0
 
@@ -256,6 +262,16 @@ def _drain(client: RunClient, seconds: float = 0.5) -> None:
         client.spin_once(0.05)
 
 
+def _safety_events(late_commands: str) -> str:
+    """What made the run unsafe short of a FAULT: a late command means the drives had to act on
+    their own (hold or brake) because a frame's command did not come: something stalled."""
+    try:
+        late = int(late_commands or 0)
+    except ValueError:
+        late = 0
+    return f'{late} late command(s): the drives acted without a command (a stall)' if late else 'none'
+
+
 def _fault_reason(client: RunClient) -> str:
     return client.value('supervisor', 'fault_reason') or client.diag_messages.get('supervisor', 'see logs')
 
@@ -284,6 +300,7 @@ def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, kil
         'faults': '1' if run_fault else client.value('supervisor', 'faults', '1' if outcome == 'fault' else '0'),
         'fault_reason': run_fault or (_fault_reason(client) if outcome == 'fault' else ''),
         'modes': ' -> '.join(m for _, m in client.modes),
+        'safety_events': _safety_events(client.value(hw, 'late_commands', '0')),
         # the supervisor's real-time health judgement over the run (never "clean" when not held)
         'realtime_held': _realtime_held(client),
         **extra,

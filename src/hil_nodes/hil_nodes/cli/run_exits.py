@@ -14,6 +14,7 @@ import sys
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
+from sensor_msgs.msg import JointState
 
 from hil_nodes import qos, topics
 from hil_nodes.process_exit import ProcessExitReporter, describe_exit
@@ -21,6 +22,9 @@ from hil_nodes.process_exit import ProcessExitReporter, describe_exit
 FAULT_WAIT = 3.0          # wall s the supervisor has to turn a reported exit into FAULT
 HARDWARE_STOP_WAIT = 6.0  # wall s the hardware has, once the supervisor died, to report its watchdog stop
 AFTER_HARDWARE_STOP = 0.5  # wall s of braking frames kept after that report
+REST_WAIT = 3.0           # wall s a FAULT's stop has before the shutdown deactivates the drives
+REST_SPEED = 1e-4         # m/s or rad/s: every joint slower than this ...
+REST_STATES = 3           # ... in this many joint states in a row is at rest
 
 
 def hosted_nodes(cmd: list[str]) -> list[str]:
@@ -79,3 +83,28 @@ class ExitWatch:
         if now - self.first_exit > FAULT_WAIT:
             return 'error', f'a process ended and the supervisor did not go to FAULT within {FAULT_WAIT:g} s'
         return None
+
+
+def wait_until_at_rest(client, lockstep: bool, timeout: float = REST_WAIT) -> bool:
+    """After a FAULT, before the shutdown: spin until the drives are at rest (``REST_STATES``
+    joint states in a row with every joint slower than ``REST_SPEED``) or ``timeout`` wall s.
+    A mock deactivated in the middle of its stop freezes its world with the robot moving: the
+    bag would not hold the stop, and a lab's drives would take the deactivation as the stop."""
+    still = [0]
+
+    def on_joint_states(msg: JointState) -> None:
+        fast = any(abs(v) >= REST_SPEED for v in msg.velocity)
+        still[0] = 0 if fast else still[0] + 1
+
+    sub = client.node.create_subscription(JointState, topics.JOINT_STATES, on_joint_states,
+                                          qos.joint_states(lockstep))
+    end = time.monotonic() + timeout
+    try:
+        while time.monotonic() < end and still[0] < REST_STATES:
+            client.spin_once(0.05)
+    finally:
+        client.node.destroy_subscription(sub)
+    if still[0] < REST_STATES:
+        print(f'hil run: the drives were not at rest {timeout:g} s after the FAULT: shutting down anyway',
+              file=sys.stderr)
+    return still[0] >= REST_STATES
