@@ -95,7 +95,7 @@ def test_tcp_pose_equals_the_pose_of_the_joint_states(ros):
 
 
 def test_malformed_joint_states_and_fk_failure_give_diagnostics_not_poses(ros):
-    rig = Rig(ros, diagnostic_interval=0.0)
+    rig = Rig(ros, warn_interval=0.0)
     rig.up()
     good = np.zeros(6)
     t = 2_000_000_000
@@ -245,7 +245,7 @@ def test_iiwa14_flange_pose(ros):
 
 
 def test_a_flood_of_bad_samples_is_counted_but_reported_once_per_interval(ros):
-    rig = Rig(ros, diagnostic_interval=30.0)
+    rig = Rig(ros, warn_interval=30.0)
     rig.up()
     for k in range(20):
         rig.send(5_000_000_000 + k, NAMES, [math.nan] * 6, expect=False)

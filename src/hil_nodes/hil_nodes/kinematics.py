@@ -147,7 +147,8 @@ class KinematicsNode(HilLifecycleNode):
         Param('fk_max_iterations', int, 50, 'FK iteration limit per sample', range=(1, 1000)),
         Param('fk_predict', bool, True, 'warm start from a constant-velocity extrapolation of the two last '
               'estimates (periodic joint states) instead of the last estimate'),
-        Param('diagnostic_interval', float, 0.5, 'at most one diagnostic per kind of bad input per interval '
+        # the time base's name for the same throttle (issue 16 item 7)
+        Param('warn_interval', float, 0.5, 'at most one diagnostic per kind of bad input per interval '
               '(s wall; no flooding at 1 kHz), every occurrence is counted', range=(0.0, 60.0)),
         Param('stale_time', float, 1.0, 'no joint state for this long (wall s) while active: STALE '
               'diagnostic (no pose is published without joint states)', range=(0.01, 600.0)),
@@ -265,7 +266,7 @@ class KinematicsNode(HilLifecycleNode):
     def _problem(self, kind: str, level: int, message: str, **values) -> None:
         self.counters[kind] += 1
         now = time.monotonic()
-        if now - self._last_warn.get(kind, -math.inf) >= self.p.diagnostic_interval:
+        if now - self._last_warn.get(kind, -math.inf) >= self.p.warn_interval:
             self._last_warn[kind] = now
             self.status(level, message, count=self.counters[kind], **values)
 
