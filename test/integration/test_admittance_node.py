@@ -22,7 +22,7 @@ SEED_K = [5000.0] * 3 + [200.0] * 3
 
 class Rig:
     def __init__(self, ros, **params):
-        base = dict(lockstep=True, stale_time=0.02)
+        base = dict(lockstep=True, stale_timeout=0.02)
         base.update(params)
         self.ros = ros
         self.node = ros.add_node(AdmittanceNode(context=ros.context, parameter_overrides=[
@@ -93,7 +93,7 @@ def test_impulse_reference_matches_library_and_stamps(ros):
 
 
 def test_bad_input_stale_nan_and_stamps(ros):
-    rig = Rig(ros, stale_time=0.02)   # 8 periods
+    rig = Rig(ros, stale_timeout=0.02)   # 8 periods
     rig.up()
     model = library()
     w = np.array([100.0, 0, 0, 0, 0, 2.0])
@@ -127,7 +127,7 @@ def test_bad_input_stale_nan_and_stamps(ros):
     held = rig.node.model.x.copy()
     ros.spin_until(lambda: rig.statuses('stale'), 10, 'stale diagnostic')
     assert np.array_equal(rig.node.model.x, held)
-    # back after 100 periods: only stale_time (8 periods) integrated with the last wrench, rest held
+    # back after 100 periods: only stale_timeout (8 periods) integrated with the last wrench, rest held
     before = len(rig.poses)
     got = rig.send(last + 102 * T_NS, w, expect=9)
     for _ in range(8):

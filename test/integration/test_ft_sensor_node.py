@@ -102,7 +102,7 @@ def test_lockstep_mock_source_matches_scipy_on_the_grid(ros):
 
 
 def test_bad_input_never_published_then_stale(ros):
-    _ft(ros, stale_time=0.01)
+    _ft(ros, stale_timeout=0.01)
     feed = Feed(ros)
     ros.bring_up('ft_sensor')
     feed.ready()
@@ -120,11 +120,11 @@ def test_bad_input_never_published_then_stale(ros):
     _, raw = _outputs(feed.raw)
     assert np.max(np.abs(raw - base)) < 1e-12
     ros.spin_until(lambda: feed.errors('rejected'), timeout=10, what='ERROR diagnostic')
-    # 30 ms of NaN: output continues for stale_time (10 ms) of sample time, then stops
+    # 30 ms of NaN: output continues for stale_timeout (10 ms) of sample time, then stops
     nan_t = stamps[-1] + np.arange(1, 49) * DT
     n0 = len(feed.out)
     feed.send(nan_t, np.full((48, 6), np.nan))
-    ros.spin_until(lambda: feed.errors('stale_time'), timeout=10, what='stale ERROR')
+    ros.spin_until(lambda: feed.errors('stale_timeout'), timeout=10, what='stale ERROR')
     late = [stamp_to_ns(m.header.stamp) for m in feed.out[n0:]]
     assert late and max(late) - stamps[-1] <= 10_000_000
     assert len(late) == 4                     # 2.5, 5, 7.5, 10 ms after the last valid sample

@@ -317,7 +317,7 @@ def test_standalone_process_with_params_file(ros):
 
 
 def test_missing_joint_states_give_a_stale_diagnostic(ros):
-    rig = Rig(ros, stale_time=0.2)
+    rig = Rig(ros, stale_timeout=0.2)
     rig.up()
     rig.send(6_000_000_000, NAMES, np.zeros(6))
     ros.spin_until(lambda: rig.statuses('no joint states'), 10, 'STALE diagnostic')

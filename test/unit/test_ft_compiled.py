@@ -2,7 +2,7 @@
 
 Both get the same seeded streams: realistic wrenches (pushes, noise, mains hum) with every kind
 of bad sample injected (NaN, saturation, spikes, persistent steps, status-flagged samples,
-out-of-order stamps, gaps beyond stale_time), cut into blocks of random sizes, with a tare
+out-of-order stamps, gaps beyond stale_timeout), cut into blocks of random sizes, with a tare
 in the middle and gravity compensation by one orientation per block or one per sample.
 Decisions (reason, publish) must be identical; values agree to 1e-12 of their scale (the
 same arithmetic sample by sample; bit-equal in practice, the bound allows for a compiler's

@@ -167,7 +167,7 @@ def test_each_bad_input_rejected_held_and_block_equals_per_sample():
 
 
 def test_stale_stops_publishing_then_resumes():
-    cfg = sc.ChainConfig(stale_time=0.05)
+    cfg = sc.ChainConfig(stale_timeout=0.05)
     chain = sc.SignalChain(cfg)
     n = 600
     x = np.ones((n, 6))

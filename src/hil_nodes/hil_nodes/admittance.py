@@ -10,8 +10,8 @@ trouble stops publishing after its stale time. Here:
 * stamp not advanced by at least half a period (duplicate / out of order): rejected, diagnostic;
 * NaN/inf component: ignored, diagnostic (the next valid sample sees a gap);
 * gap of n periods: the n-1 missing steps are integrated with the last valid wrench held, but
-  only up to ``stale_time``; beyond it the state is frozen (held), then the new sample is applied;
-* no wrench for ``stale_time`` (node-clock timer): STALE diagnostic, state held;
+  only up to ``stale_timeout``; beyond it the state is frozen (held), then the new sample is applied;
+* no wrench for ``stale_timeout`` (node-clock timer): STALE diagnostic, state held;
 * /hil/mode FAULT: wrenches ignored (state held) until the mode leaves FAULT;
 * /hil/mode becoming IDLE after a run, or the reset service: back to home at rest.
 """
@@ -94,7 +94,7 @@ class AdmittanceNode(HilLifecycleNode):
               "TCP pose [x, y, z, qx, qy, qz, qw] in the model's body frame (e.g. the TCP 0.3 m above a "
               'floater CoG: [0, 0, 0.3, 0, 0, 0, 1]); the wrench acts there and the reference is the TCP',
               length=7, check=check_home_pose),
-        Param('stale_time', float, 0.05, 'no valid wrench for this long (s, node clock) = stale: hold',
+        Param('stale_timeout', float, 0.05, 'no valid wrench for this long (s, node clock) = stale: hold',
               range=(1e-3, 10.0)),
         Param('stamp_tolerance', float, 0.25, 'stamp jitter tolerated around a whole number of periods '
               '(fraction of the period) before a diagnostic', range=(0.0, 0.49)),
@@ -179,7 +179,7 @@ class AdmittanceNode(HilLifecycleNode):
              self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched())),
             (self.destroy_service, self.create_service(Trigger, topics.ADMITTANCE_RESET, self._on_reset)),
             # stale detection on the node clock (sim time in simulation)
-            (self.destroy_timer, self.create_timer(self.p.stale_time / 2.0, self._check_stale)),
+            (self.destroy_timer, self.create_timer(self.p.stale_timeout / 2.0, self._check_stale)),
         ]
         self._forget_input()
 
@@ -257,8 +257,8 @@ class AdmittanceNode(HilLifecycleNode):
             self.status(OK, 'wrench back: model running', **self.counters)
 
     def _fill_gap(self, missing: int) -> None:
-        """Integrate missing periods with the last valid wrench, up to stale_time; hold beyond."""
-        limit = int(self.p.stale_time / self.p.period + 1e-9)
+        """Integrate missing periods with the last valid wrench, up to stale_timeout; hold beyond."""
+        limit = int(self.p.stale_timeout / self.p.period + 1e-9)
         integrate = min(missing, limit)
         for i in range(1, integrate + 1):
             self.model.step(self._last_wrench)
@@ -289,7 +289,7 @@ class AdmittanceNode(HilLifecycleNode):
         if not self.active or self._stale or self._last_rx is None:
             return
         age = (self.get_clock().now().nanoseconds - self._last_rx) * 1e-9
-        if age > self.p.stale_time:
+        if age > self.p.stale_timeout:
             self._stale = True
             self.counters['stale_events'] += 1
             self.get_logger().warning(f'wrench stale for {age:.3f} s: holding the model state')

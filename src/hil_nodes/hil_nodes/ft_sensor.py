@@ -12,7 +12,7 @@ low-pass, optional notch, decimation) and the node publishes, with stamp = sampl
 Contract for downstream nodes (the admittance node relies on it): a rejected sample (NaN/inf,
 saturated, status error, 10x spike, out of order, wrong packet length) is never published; it
 is replaced by the last valid one in the filter input and reported as an ERROR diagnostic.
-Once no valid sample has arrived for ``stale_time`` (sample time) the node publishes nothing
+Once no valid sample has arrived for ``stale_timeout`` (sample time) the node publishes nothing
 on either topic until valid data returns: downstream must hold on silence.
 In lockstep the node is purely reactive: the filtered wrench for frame t_k is published as
 soon as the input sample stamped t_k has been processed.
@@ -74,7 +74,7 @@ class FtSensorNode(HilLifecycleNode):
         Param('spike_factor', float, 10.0, 'reject jumps > factor x running jump scale (0 = off)', range=(0.0, 1e6)),
         Param('spike_floor', 'float[]', [5.0, 0.5], 'smallest jump scale (N, N m)', length=2, range=(1e-9, 1e6)),
         Param('spike_max_run', int, 16, 'a jump lasting this many samples is a real step', range=(1, 100000)),
-        Param('stale_time', float, 0.05, 'stop publishing after this long without a valid sample (s)',
+        Param('stale_timeout', float, 0.05, 'stop publishing after this long without a valid sample (s)',
               range=(1e-4, 60.0)),
         Param('receive_timeout', float, 0.1, 'netft: silence before "sensor silent" (s)', range=(0.001, 60.0)),
         Param('reconnect_backoff_max', float, 2.0, 'netft: longest wait between stream re-requests (s)',
@@ -132,8 +132,8 @@ class FtSensorNode(HilLifecycleNode):
                           order=p.filter_order, notch_hz=p.notch_hz, notch_q=p.notch_q, bias_samples=p.bias_samples,
                           payload_mass=p.payload_mass, payload_cog=tuple(p.payload_cog), gravity=tuple(p.gravity),
                           sensing_range=tuple(p.sensing_range), spike_factor=p.spike_factor,
-                          spike_floor=tuple(p.spike_floor), spike_max_run=p.spike_max_run, stale_time=p.stale_time,
-                          decimation='count' if p.source == 'netft' else 'grid')
+                          spike_floor=tuple(p.spike_floor), spike_max_run=p.spike_max_run,
+                          stale_timeout=p.stale_timeout, decimation='count' if p.source == 'netft' else 'grid')
         self.chain = SignalChain(cfg)
         self._cycle = self.cycle_monitor('samples', 1.0 / p.publish_rate)
         self.pub = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH, self.stream_qos())
@@ -226,7 +226,7 @@ class FtSensorNode(HilLifecycleNode):
                                'holding the last valid value')
         stale = self.chain.is_stale(int(out.stamps[-1]))
         if stale and not self._was_stale and self.chain.last_valid_stamp is not None:
-            self.status(ERROR, f'no valid F/T data for more than stale_time = {self.p.stale_time} s: '
+            self.status(ERROR, f'no valid F/T data for more than stale_timeout = {self.p.stale_timeout} s: '
                         'wrench output stopped, downstream must hold', **self._figures())
         self._was_stale = stale
 

@@ -150,7 +150,7 @@ class KinematicsNode(HilLifecycleNode):
         # the time base's name for the same throttle (issue 16 item 7)
         Param('warn_interval', float, 0.5, 'at most one diagnostic per kind of bad input per interval '
               '(s wall; no flooding at 1 kHz), every occurrence is counted', range=(0.0, 60.0)),
-        Param('stale_time', float, 1.0, 'no joint state for this long (wall s) while active: STALE '
+        Param('stale_timeout', float, 1.0, 'no joint state for this long (wall s) while active: STALE '
               'diagnostic (no pose is published without joint states)', range=(0.01, 600.0)),
         Param('marker_rate', float, 30.0, 'MarkerArray rate limit in joint-sample time (Hz, 0 = off)',
               range=(0.0, 1000.0)),
@@ -214,7 +214,7 @@ class KinematicsNode(HilLifecycleNode):
         self.fk_resp = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_FK_RESPONSE, qos.command())
         self.ik_resp = self.create_lifecycle_publisher(JointState, topics.KINEMATICS_IK_RESPONSE, qos.command())
         # wall (steady) clock: in lockstep a dead clock owner also stops the node clock
-        self._stale_timer = self.create_timer(self.p.stale_time / 2.0, self._check_stale,
+        self._stale_timer = self.create_timer(self.p.stale_timeout / 2.0, self._check_stale,
                                               clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._io = [self.pose_pub, self.marker_pub, self.fk_resp, self.ik_resp,
                     self.create_subscription(JointState, topics.KINEMATICS_FK_REQUEST, self._on_fk_query,
@@ -242,9 +242,9 @@ class KinematicsNode(HilLifecycleNode):
         self._stale = False
 
     def _check_stale(self) -> None:
-        if self.active and not self._stale and time.monotonic() - self._last_input > self.p.stale_time:
+        if self.active and not self._stale and time.monotonic() - self._last_input > self.p.stale_timeout:
             self._stale = True
-            self.status(STALE, f'no joint states for {self.p.stale_time} s: no TCP pose estimate',
+            self.status(STALE, f'no joint states for {self.p.stale_timeout} s: no TCP pose estimate',
                         published=self.counters['published'])
 
     def cleanup_node(self) -> None:

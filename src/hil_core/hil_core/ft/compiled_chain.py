@@ -43,7 +43,7 @@ def pack_config(cfg) -> tuple[np.ndarray, np.ndarray]:
     f[F_GRAVITY:F_GRAVITY + 3] = cfg.gravity
     i = np.zeros(N_ICFG, dtype=np.int64)
     i[I_MAX_RUN] = int(cfg.spike_max_run)
-    i[I_STALE_NS] = int(round(cfg.stale_time * 1e9))
+    i[I_STALE_NS] = int(round(cfg.stale_timeout * 1e9))
     i[I_PERIOD_NS] = int(round(1e9 / cfg.publish_rate))
     i[I_DECIMATE] = max(1, int(round(cfg.sample_rate / cfg.publish_rate)))
     i[I_GRID] = cfg.decimation == 'grid'

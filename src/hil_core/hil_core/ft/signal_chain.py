@@ -11,7 +11,7 @@
   A jump that persists for ``spike_max_run`` samples is a real level change and is accepted.
 * **Hold**: a rejected sample is replaced by the last valid one in the filter input, so a
   single glitch neither jumps nor freezes the output. Outputs stop altogether once no valid
-  sample has arrived for ``stale_time`` (downstream then holds; see docs/ft_sensor.md).
+  sample has arrived for ``stale_timeout`` (downstream then holds; see docs/ft_sensor.md).
 * **Payload gravity compensation**: with the sensor orientation R (sensor -> base, from the
   TCP pose), payload mass m and centre of gravity p (sensor frame), gravity g (base frame):
   F_c = F - R^T m g,  T_c = T - p x (R^T m g).
@@ -87,7 +87,7 @@ class ChainConfig:
     spike_floor: tuple = (5.0, 0.5)       # N, N m: smallest jump scale
     spike_window: int = 200               # samples of the running jump scale
     spike_max_run: int = 16               # a jump that persists this long is a real step
-    stale_time: float = 0.05              # s without a valid sample -> stop publishing
+    stale_timeout: float = 0.05           # s without a valid sample -> stop publishing
     decimation: str = 'grid'              # 'grid' (stamp multiple of the period) or 'count'
 
     def __post_init__(self):
@@ -122,7 +122,7 @@ class SignalChainNumpy:
         self.filter = StreamFilter(self.sos)
         self.period_ns = int(round(1e9 / cfg.publish_rate))
         self.decimate_every = max(1, int(round(cfg.sample_rate / cfg.publish_rate)))
-        self.stale_ns = int(round(cfg.stale_time * 1e9))
+        self.stale_ns = int(round(cfg.stale_timeout * 1e9))
         self.range = np.asarray(cfg.sensing_range, dtype=float)
         self.bias = np.zeros(6)
         self._bias_buf: deque = deque(maxlen=int(cfg.bias_samples))
@@ -210,7 +210,7 @@ class SignalChainNumpy:
         reason = np.empty(n, dtype=np.int64)
         u = np.zeros((n, 6))
         alive = np.zeros(n, dtype=bool)      # a filter input exists for this sample
-        fresh = np.zeros(n, dtype=bool)      # within stale_time of the last valid sample
+        fresh = np.zeros(n, dtype=bool)      # within stale_timeout of the last valid sample
         for i in range(n):
             r = self._classify(int(t[i]), x[i], bool(flagged[i]) if flagged is not None else False)
             reason[i] = r
@@ -269,7 +269,7 @@ class SignalChain:
         self.filter = StreamFilter(self.sos)
         self.period_ns = int(round(1e9 / cfg.publish_rate))
         self.decimate_every = max(1, int(round(cfg.sample_rate / cfg.publish_rate)))
-        self.stale_ns = int(round(cfg.stale_time * 1e9))
+        self.stale_ns = int(round(cfg.stale_timeout * 1e9))
         self.range = np.asarray(cfg.sensing_range, dtype=float)
         self.bias = np.zeros(6)
         self._bias_buf = np.zeros((int(cfg.bias_samples), 6))     # ring buffer (deque maxlen)
