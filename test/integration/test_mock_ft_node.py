@@ -1,6 +1,7 @@
 """mock_ft over DDS: lockstep sample count and stamps per /clock tick, determinism from the
 seed, sensor dropout, lifecycle and a refused configuration."""
 import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -30,9 +31,13 @@ def test_lockstep_samples_per_tick_and_determinism(ros):
     _node(ros, 'mock_ft_a')
     _node(ros, 'mock_ft_b')
     got = ros.collect(WrenchStamped, topics.MOCK_FT_WRENCH, SUB_RELIABLE)
+    diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
     clock_pub = ros.node.create_publisher(Clock, topics.CLOCK, 10)
     for name in ('mock_ft_a', 'mock_ft_b'):
         ros.bring_up(name)
+    # its status: "<node>: load profile", hardware_id the simulated load (docs/CONTRACTS.md "Diagnostics")
+    ros.spin_until(lambda: ('mock_ft_a: load profile', 'simulated F/T load profile (hil_sim)', 'streaming load profile')
+                   in {(st.name, st.hardware_id, st.message) for d in diags for st in d.status}, 10, 'active status')
     ros.wait_for_subscribers(topics.CLOCK, 2)
     ros.wait_for_publishers(topics.MOCK_FT_WRENCH, 2)
     ticks = [k * FRAME_NS for k in range(0, 41)]

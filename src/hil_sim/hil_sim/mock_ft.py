@@ -30,6 +30,8 @@ PROFILES = ('none', 'constant', 'impulses', 'steps', 'chirp', 'pushes')
 
 
 class MockFtNode(HilLifecycleNode):
+    # statuses "mock_ft: load profile": the simulated load profile it streams
+    STATUS_TASK = 'load profile'
     PARAMS = (
         Param('sample_rate', float, 1600.0, 'samples per second of sim time (servo rate, seed 000)',
               range=(1.0, 10000.0)),
@@ -57,6 +59,9 @@ class MockFtNode(HilLifecycleNode):
         Param('sensor_dropout', 'float[]', [0.0, 0.0], 'no samples in [a, b] s of sim time', check=check_dropout),
         Param('timer_period', float, 0.0025, 'real time: publishing period (s)', range=(1e-4, 1.0)),
     )
+
+    def hardware_id(self) -> str:
+        return 'simulated F/T load profile (hil_sim)'
 
     def __init__(self, node_name: str = 'mock_ft', **kwargs):
         super().__init__(node_name, **kwargs)

@@ -21,6 +21,8 @@ _PROB = (0.0, 1.0)
 
 
 class ReferenceFaultsNode(HilLifecycleNode):
+    # statuses "reference_faults: fault injection": the faults injected into the reference stream
+    STATUS_TASK = 'fault injection'
     PARAMS = (
         Param('input_topic', str, '/admittance/reference_model', 'clean reference stream (remapped model output)'),
         Param('output_topic', str, topics.ADMITTANCE_REFERENCE, 'faulty stream the planner reads'),

@@ -28,6 +28,8 @@ JOINTS = [f'slider_{i}' for i in range(1, 7)]
 
 
 class ReferenceSourceNode(HilLifecycleNode):
+    # statuses "reference_source: reference": the scripted reference and its phases
+    STATUS_TASK = 'reference'
     PARAMS = (
         Param('joint_names', 'str[]', JOINTS, 'commanded joints, in command order',
               check=lambda v: None if v and len(set(v)) == len(v) else 'needs unique joint names'),
