@@ -1,0 +1,227 @@
+"""hil_core.plants: the <ros2_control> block as data, GenericSystem's mirror and integrate plants
+against closed forms, and the adapters around the existing plants against those plants driven
+directly (ServoAxes.follow, ArmSim.step, hybrid5 Plant.step), bit for bit."""
+import math
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings, strategies as st
+
+from hil_core.data_paths import config_file, urdf_file
+from hil_core.hybrid5 import dynamics as dyn, kinematics as kin
+from hil_core.hybrid5.params import load_params
+from hil_core.iiwa_arm_sim import ArmSim, ArmSimParams
+from hil_core.plants import PLANTS, make_plant, plant_gains
+from hil_core.plants.controllers import TrajectoryFollower, controller_spec
+from hil_core.plants.description import parse_ros2_control
+from hil_core.plants.protocol import PlantSetup
+from hil_core.servo import ServoAxes, ServoConfig
+
+CONTROLLERS = yaml.safe_load(config_file('controllers.yaml').read_text())
+SEED_Q0 = [-0.458149, 1.151219, 0.012566, 1.179319, -1.102175, -0.04468, 2.457249]   # seed 002
+
+
+def hardware(name):
+    return parse_ros2_control(urdf_file(name).read_text())
+
+
+def setup(urdf, plant, frame, decel=5.0, **gains):
+    hw = hardware(urdf)
+    values = {g.name: g.default for g in plant_gains(plant)}
+    values.update(gains)
+    initial = {'position': hw.initial('position')}
+    return PlantSetup(hw, values, frame, np.full(len(hw.joints), decel), initial, str(urdf_file(urdf)))
+
+
+# --- <ros2_control> ------------------------------------------------------------------------------
+def test_description_of_the_committed_urdfs():
+    hexa = hardware('hexafloat_scaled.urdf')
+    assert hexa.joint_names == tuple(f'slider_{i}' for i in range(1, 7))
+    assert hexa.command_interface() == 'position' and hexa.plugin == 'mock_components/GenericSystem'
+    lo, hi = hexa.command_limits()
+    assert np.all(lo == -0.125) and np.all(hi == 0.1)                   # config/hexafloat_scaled.yaml stroke
+    assert np.all(hexa.velocity_limits() == 1.0) and np.all(hexa.initial('position') == 0.0)
+    iiwa = hardware('iiwa14.urdf')
+    assert iiwa.command_interface() == 'velocity'
+    np.testing.assert_allclose(iiwa.initial('position'), SEED_Q0, atol=0)
+    assert iiwa.command_limits()[1][0] == pytest.approx(math.radians(85), rel=1e-9)   # iiwa 14 A1: 85 deg/s
+    hyb = hardware('hybrid5.urdf')
+    prm = load_params()
+    np.testing.assert_allclose(hyb.initial('position')[:3], kin.inverse(np.array([0.0, 0.0, 0.85]), prm.R),
+                               atol=1e-9)                               # legs at the home pose
+    assert hyb.command_interface() == 'effort' and list(hyb.command_limits()[1]) == [5000] * 3 + [500] * 2
+
+
+@pytest.mark.parametrize('xml, says', [
+    ('<robot name="r"/>', 'exactly one'),
+    ('<robot name="r"><ros2_control name="a"><hardware><plugin>p</plugin></hardware></ros2_control></robot>',
+     'no joints'),
+    ('<robot name="r"><ros2_control name="a"><hardware/></ros2_control></robot>', 'no <hardware><plugin>'),
+    ('<robot name="r"><ros2_control name="a"><hardware><plugin>p</plugin></hardware><joint name="j">'
+     '<command_interface name="position"><param name="min">1</param><param name="max">0</param>'
+     '</command_interface></joint></ros2_control></robot>', 'min 1.0 >= max'),
+])
+def test_bad_blocks_are_refused_with_a_reason(xml, says):
+    with pytest.raises(ValueError, match=says):
+        parse_ros2_control(xml)
+
+
+def test_mixed_command_interfaces_are_refused():
+    xml = ('<robot name="r"><ros2_control name="a"><hardware><plugin>p</plugin></hardware>'
+           '<joint name="a"><command_interface name="position"/></joint>'
+           '<joint name="b"><command_interface name="velocity"/><state_interface name="position">'
+           '<param name="initial_value">0.5</param></state_interface></joint></ros2_control></robot>')
+    hw = parse_ros2_control(xml)
+    assert list(hw.initial('position')) == [0.0, 0.5]                     # GenericSystem: none = 0
+    with pytest.raises(ValueError, match='same single command'):
+        hw.command_interface()
+
+
+# --- GenericSystem oracles ------------------------------------------------------------------------
+def test_mirror_state_is_the_last_command_and_nan_leaves_it():
+    plant = make_plant('mirror', setup('hexafloat_scaled.urdf', 'mirror', 0.0025))
+    plant.step(0.0025, {'position': np.array([[0.01, np.nan, 0.02, 0.0, 0.0, 0.03]])})
+    plant.step(0.0025, {'position': np.array([[np.nan, 0.05, 0.04, 0.0, 0.0, np.nan]])})
+    assert list(plant.states()['position']) == [0.01, 0.05, 0.04, 0.0, 0.0, 0.03]
+
+
+def test_integrate_velocity_is_backward_euler_of_the_previous_velocity():
+    plant = make_plant('integrate', setup('iiwa14.urdf', 'integrate', 0.001))
+    v = np.linspace(-0.3, 0.3, 7)
+    for _ in range(10):
+        plant.step(0.001, {'velocity': v[None, :]})
+    s = plant.states()
+    # the first step integrates the velocity state before the command (0): 9 steps of v
+    np.testing.assert_allclose(s['position'], np.asarray(SEED_Q0) + 9 * 0.001 * v, rtol=0, atol=1e-14)
+    assert np.all(s['velocity'] == v) and np.all(s['acceleration'] == 0.0)
+
+
+def test_integrate_position_differences_give_velocity_and_acceleration():
+    plant = make_plant('integrate', setup('hexafloat_scaled.urdf', 'integrate', 0.0025))
+    h, a = 0.0025, 2.0
+    for k in range(1, 6):
+        plant.step(h, {'position': np.full((1, 6), 0.5 * a * (k * h) ** 2)})
+    s = plant.states()
+    assert s['velocity'][0] == pytest.approx(a * (5 - 0.5) * h, rel=1e-12)   # mean over the last step
+    assert s['acceleration'][0] == pytest.approx(a, rel=1e-9)
+
+
+def test_plants_refuse_an_infinite_command_and_a_wrong_step():
+    plant = make_plant('mirror', setup('hexafloat_scaled.urdf', 'mirror', 0.0025))
+    with pytest.raises(ValueError, match='infinite'):
+        plant.step(0.0025, {'position': np.array([[np.inf] * 6])})
+    with pytest.raises(ValueError, match='differs from the plant step'):
+        plant.step(0.001, {'position': np.zeros((1, 6))})
+
+
+# --- adapters against their plants ----------------------------------------------------------------
+def test_servo_plant_follows_the_trajectory_as_servo_axes_follow_does():
+    """The emulated JTC's command rows into ServoPlant equal ServoAxes.follow on the same knots."""
+    s = setup('hexafloat_scaled.urdf', 'servo', 0.0025)
+    plant = make_plant('servo', s)
+    follower = TrajectoryFollower(controller_spec(CONTROLLERS, 'hexapod_controller'), s.hardware, np.zeros(6))
+    cfg = plant.config
+    oracle = ServoAxes(ServoConfig(**{k: getattr(cfg, k) for k in cfg.__dataclass_fields__}), np.zeros(6))
+    rng = np.random.default_rng(3)
+    for k in range(60):
+        t0 = k * 0.0025
+        kt = t0 + 0.000625 * np.arange(1, 5)
+        pos = 0.01 * np.sin(7 * kt)[:, None] * rng.uniform(0.5, 1, 6)
+        vel = None if k % 5 == 2 else 0.07 * np.cos(7 * kt)[:, None] * np.ones(6)
+        follower.apply((kt - t0, pos, vel), t0, t0, plant.states)
+        knots = follower.knots
+        plant.step(plant.step_size, follower.commands(t0, 20, plant.step_size))
+        oracle.follow(t0, 4, *knots)
+        assert np.array_equal(plant.states()['position'], oracle.position)
+        assert np.array_equal(plant.states()['velocity'], oracle.velocity)
+        assert np.array_equal(plant.states()['effort'], oracle.acceleration)
+
+
+def test_servo_plant_holds_a_joint_without_a_command():
+    s = setup('hexafloat_scaled.urdf', 'servo', 0.0025)
+    plant = make_plant('servo', s)
+    rows = np.zeros((20, 6))
+    rows[:, 1] = np.nan
+    rows[:, 0] = 0.001
+    for _ in range(200):
+        plant.step(plant.step_size, {'position': rows})
+    pos = plant.states()['position']
+    assert pos[0] == pytest.approx(0.001, abs=1e-9) and pos[1] == 0.0
+
+
+def test_servo_plant_refuses_a_bandwidth_its_step_cannot_carry():
+    with pytest.raises(ValueError, match='bandwidth 900'):
+        make_plant('servo', setup('hexafloat_scaled.urdf', 'servo', 0.0025, bandwidth=900.0))
+
+
+def test_iiwa_plant_is_arm_sim_and_brakes_at_its_deceleration_without_a_command():
+    s = setup('iiwa14.urdf', 'iiwa', 0.001, decel=5.0)
+    plant = make_plant('iiwa', s)
+    oracle = ArmSim(ArmSimParams(), str(urdf_file('iiwa14.urdf')))
+    oracle.reset(SEED_Q0)
+    cmd = np.array([0.1, -0.05, 0.1, 0.05, -0.1, 0.1, 0.2])
+    for _ in range(200):
+        plant.step(0.001, {'velocity': cmd[None, :]})
+        oracle.step(cmd, 0.001)
+    assert np.array_equal(plant.states()['position'], oracle.q)
+    assert np.array_equal(plant.states()['effort'], oracle.tau_measured)
+    targets = []
+    for _ in range(60):                                  # no command: the target ramps to rest
+        plant.step(0.001, {'velocity': np.full((1, 7), np.nan)})
+        targets.append(plant.target.copy())
+    expected = [np.sign(cmd) * np.maximum(np.abs(cmd) - 5.0 * 0.001 * (i + 1), 0.0) for i in range(60)]
+    np.testing.assert_allclose(targets, expected, atol=1e-15)
+
+
+def test_iiwa_gain_defaults_are_arm_sim_defaults():
+    p, g = ArmSimParams(), {x.name: x.default for x in plant_gains('iiwa')}
+    pairs = dict(armature='armature', coulomb_friction='fc', viscous_friction='viscous', stiffness='stiffness',
+                 joint_damping='joint_damping', ripple_amplitude='ripple_amplitude', ripple_periods='ripple_periods',
+                 velocity_bandwidth_hz='velocity_bandwidth_hz', static_ratio='fs_ratio', stribeck_velocity='vs',
+                 bristle_stiffness='sigma0', bristle_damping='sigma1', friction='friction', flexible='flexible')
+    for gain, field in pairs.items():
+        assert np.all(np.asarray(g[gain]) == np.asarray(getattr(p, field))), gain
+
+
+def test_hybrid5_plant_is_the_plant_and_holds_its_load_without_a_command():
+    s = setup('hybrid5.urdf', 'hybrid5', 1e-4, decel=1.0)
+    plant = make_plant('hybrid5', s)
+    prm = load_params()
+    oracle = dyn.Plant(prm, kin.forward(s.initial['position'][:3], prm.R), (0.0, 0.0), 1e-4, 1)
+    push = np.array([600.0, 500.0, 550.0, 3.0, 2.0])
+    for _ in range(300):
+        plant.step(1e-4, {'effort': push[None, :]})
+        oracle.step(push[:3], push[3:])
+    assert np.array_equal(plant.plant.p, oracle.p) and np.array_equal(plant.states()['effort'], push)
+    v0 = np.abs(plant.states()['velocity'])
+    for _ in range(3000):                               # 0.3 s with NaN: the holding brake
+        plant.step(1e-4, {'effort': np.full((1, 5), np.nan)})
+    v = plant.states()['velocity']
+    assert v0.max() > 1e-3 and np.all(np.abs(v) < 1e-3 * v0.max() + 1e-6)
+
+
+def test_every_plant_has_a_module_and_gains_have_distinct_names():
+    names = [g.name for p in PLANTS for g in plant_gains(p)]
+    assert len(names) == len(set(names))
+
+
+@settings(max_examples=60, deadline=None)
+@given(p0=st.lists(st.floats(-0.1, 0.08), min_size=6, max_size=6),
+       v0=st.lists(st.floats(-1.0, 1.0), min_size=6, max_size=6),
+       decel=st.floats(0.5, 6.0))
+def test_a_braking_setpoint_never_exceeds_the_deceleration_and_ends_at_rest(p0, v0, decel):
+    """Safety invariant of the watchdog stop as the drives receive it: the JTC emulation's
+    command rows (velocity feedforward per plant step) change by at most decel * h per step and
+    reach zero; the position never reverses."""
+    s = setup('hexafloat_scaled.urdf', 'servo', 0.0025)
+    f = TrajectoryFollower(controller_spec(CONTROLLERS, 'hexapod_controller'), s.hardware, np.zeros(6))
+    f.knots = (np.array([0.0, 1.0]), np.vstack([p0, np.array(p0) + np.array(v0)]), np.vstack([v0, v0]))
+    f.brake(0.0, np.full(6, decel), 0.000625)
+    h = 0.000125
+    rows = f.commands(0.0, int((np.abs(v0).max() / decel + 0.01) / h), h)      # past the stop
+    v = np.vstack([v0, rows['velocity']])
+    # 1e-12: rounding of the Hermite velocity (positions of order 1 m over 0.625 ms knot spacing)
+    assert np.all(np.abs(np.diff(v, axis=0)) <= decel * h + 1e-12)
+    assert np.all(rows['velocity'][-1] == 0.0)
+    assert np.all(np.diff(rows['position'], axis=0) * np.sign(v0) >= -1e-15)
