@@ -28,6 +28,7 @@ What every node gets from ``HilLifecycleNode``:
 """
 from __future__ import annotations
 
+import gc
 import math
 import sys
 from dataclasses import dataclass
@@ -275,6 +276,10 @@ class HilLifecycleNode(LifecycleNode):
         self.activate_node()
         self.active = True
         self.status(OK, 'active')
+        # what configure and activate built (kernels, models, buffers) lives until cleanup: out of
+        # the collector's generations, so a full collection never walks it in the middle of a run
+        # (a full collection of such a process took ~230 ms here: longer than any watchdog allows)
+        gc.freeze()
         return TransitionCallbackReturn.SUCCESS
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:

@@ -7,6 +7,7 @@ SIGTERM arrive as ExternalShutdownException / KeyboardInterrupt; nodes get ``pro
 """
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Callable, Iterable
 
@@ -53,6 +54,12 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
     rclpy.init(args=sys.argv if args is None else args)
     try:
         nodes = [make() for make in factories]
+        # Everything built so far (numpy, scipy, numba, pinocchio, the nodes) lives as long as the
+        # process: moved out of the garbage collector's generations, a full collection no longer
+        # walks it. Without this a gen-2 collection stalled a busy node process for 50-200 ms,
+        # long enough for the drives' watchdog to stop a real-time run.
+        gc.collect()
+        gc.freeze()
         spin_nodes(nodes)
     finally:
         rclpy.try_shutdown()
