@@ -131,18 +131,15 @@ def frame_rate():
     import rclpy
     from rclpy.context import Context
     from rclpy.experimental import EventsExecutor
-    from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from hil_nodes import qos, topics
     from hil_nodes.convert import sec_to_duration
-    from hil_sim.mock_hexapod import MockHexapodNode
+    from hil_sim.mock_hardware import system_mock
     ctx = Context()
     rclpy.init(context=ctx)
-    mock = MockHexapodNode(context=ctx, parameter_overrides=[
-        Parameter('lockstep', value=True), Parameter('time_scale', value=0.0),
-        Parameter('lockstep_timeout', value=5.0)])
+    mock = system_mock('hexafloat', dict(lockstep=True, time_scale=0.0, lockstep_timeout=5.0), context=ctx)
     responder = rclpy.create_node('bench_responder', context=ctx)
     pub = responder.create_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY, qos.command(50, lockstep=True))
     names = [f'slider_{i}' for i in range(1, 7)]
@@ -154,7 +151,7 @@ def frame_rate():
         cmd.header.stamp = msg.header.stamp
         pub.publish(cmd)
 
-    responder.create_subscription(JointState, topics.JOINT_STATES, answer, qos.stream(True))
+    responder.create_subscription(JointState, topics.JOINT_STATES, answer, qos.joint_states(True))
     executor = EventsExecutor(context=ctx)
     executor.add_node(mock)
     executor.add_node(responder)
@@ -178,7 +175,7 @@ def frame_rate():
 if __name__ == '__main__':
     servo_figures()
     try:
-        import hil_sim.mock_hexapod  # noqa: F401
+        import hil_sim.mock_hardware  # noqa: F401
     except ImportError as exc:
         print(f'# mock_hexapod frame rate skipped: {exc}')
         sys.exit(0)

@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT / 'src' / 'hil_core'))
 
 from hil_core.iiwa_arm_sim import ArmSim  # noqa: E402
 from hil_core.space import reference  # noqa: E402
+from hil_core.plants.description import parse_ros2_control  # noqa: E402
 from hil_core.space.control import ControlGains  # noqa: E402
 from hil_core.space.model import FreeFloatingModel, euler_zyx_to_matrix  # noqa: E402
 from hil_core.space.plant import SpacePlant, SpacePlantNumpy  # noqa: E402
@@ -29,7 +30,8 @@ from hil_core.space.plant import SpacePlant, SpacePlantNumpy  # noqa: E402
 
 def main():
     cfg = yaml.safe_load((ROOT / 'config' / 'space_plant.yaml').read_text())['space_plant']['ros__parameters']
-    mock = yaml.safe_load((ROOT / 'config' / 'mock_iiwa.yaml').read_text())['mock_iiwa']['ros__parameters']
+    # the mock arm's start: the initial positions of the iiwa URDF's <ros2_control> block
+    q0 = parse_ros2_control((ROOT / 'urdf' / 'iiwa14.urdf').read_text()).initial('position')
     T = float(sys.argv[1]) if len(sys.argv) > 1 else 20.0
     dt = 1e-3
     model = FreeFloatingModel()
@@ -45,7 +47,7 @@ def main():
     for p in (plant, oracle):
         p.set_setpoint(cfg['setpoint_position'], euler_zyx_to_matrix(np.radians(cfg['setpoint_euler_zyx_deg'])))
     arm = ArmSim()
-    arm.reset(mock['initial_positions'])
+    arm.reset(q0)
     n = int(round(T / dt))
     times, qs, sats, ees, step_us, cpu_us, np_us, np_cpu_us = [0.0], [arm.q.copy()], [], [], [], [], [], []
     history, commands = [], []

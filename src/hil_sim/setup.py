@@ -4,13 +4,11 @@ package_name = 'hil_sim'
 
 # Mock hardware nodes: `ros2 run hil_sim <node>` / `python -m hil_sim.<node>`.
 NODES = [
-    'mock_hexapod',
+    'mock_hardware',        # hexapod drives, iiwa, hybrid5: one node, the robot from its URDF
     'reference_source',
     'mock_ft',
     'netft_device',
-    'mock_iiwa',
     'reference_faults',
-    'mock_hybrid5',
 ]
 
 setup(

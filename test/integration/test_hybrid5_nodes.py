@@ -1,5 +1,6 @@
-"""hybrid5 over real DDS: mock drives (lockstep by arrival, /clock owned, braking on bad
-commands), the hybrid_controller (mode-aware via /hil/frame, events, bad input, lifecycle)
+"""hybrid5 over real DDS: mock drives (hil_sim.mock_hardware as config/systems/hybrid5.yaml builds it:
+hybrid5 plant, effort_controller; lockstep by arrival, /clock owned, refused commands end in the
+watchdog's controlled stop), the hybrid_controller (mode-aware via /hil/frame, events, bad input, lifecycle)
 and the kinematics node with ``robot: hybrid5``. The test plays the supervisor's frame gate."""
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from hil_nodes import qos, topics
 from hil_nodes.convert import stamp_to_ns
 from hil_nodes.hybrid_controller import HybridControllerNode
 from hil_nodes.kinematics import KinematicsNode
-from hil_sim.mock_hybrid5 import MockHybrid5Node
+from hil_sim.mock_hardware import system_mock
 
 P = load_params()
 P0 = np.array([0.0, 0.0, 0.85])
@@ -38,8 +39,8 @@ class MockRig:
         d = dict(lockstep=True, lockstep_timeout=5.0, status_period=0.1)
         d.update(params)
         self.ros = ros
-        self.node = ros.add_node(MockHybrid5Node(context=ros.context, parameter_overrides=overrides(**d)))
-        self.js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(d['lockstep'], depth=5000))
+        self.node = ros.add_node(system_mock('hybrid5', d, context=ros.context))
+        self.js = ros.collect(JointState, topics.JOINT_STATES, qos.joint_states(d['lockstep'], depth=5000))
         self.diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
         self.pub = ros.node.create_publisher(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS, qos.command(lockstep=True))
         ros.bring_up('mock_hybrid5')
@@ -53,7 +54,8 @@ class MockRig:
         return self.js[-1]
 
     def errors(self):
-        return [s.message for a in self.diag for s in a.status if s.name.split(': ')[0].strip('/') == 'mock_hybrid5' and s.level == b'\x02']
+        return [s.message for a in self.diag for s in a.status            # status names: "<node>: <task>"
+                if s.name.split(': ')[0].strip('/') == 'mock_hybrid5' and s.level == b'\x02']
 
 
 def test_mock_lockstep_frames_and_holding_effort(ros):
@@ -70,9 +72,11 @@ def test_mock_lockstep_frames_and_holding_effort(ros):
     np.testing.assert_allclose(js.position[:3], first.position[:3], atol=3 * P.plant.encoder_leg)
 
 
-@pytest.mark.parametrize('bad', [[0.0] * 4, [0.0, np.nan, 0, 0, 0], [1e7, 0, 0, 0, 0]])
+@pytest.mark.parametrize('bad', [[0.0] * 4,                     # size mismatch: the controller is deactivated
+                                 [0.0, np.nan, 0, 0, 0],          # dropped: the last command persists ...
+                                 [1e7, 0, 0, 0, 0]])              # ... until command_timeout without a valid one
 def test_mock_rejects_bad_commands_and_brakes_without_a_jump(ros, bad):
-    rig = MockRig(ros)
+    rig = MockRig(ros, command_timeout=0.01)
     push = static_effort(P0) + np.array([150.0, -80.0, 0.0, 3.0, 2.0])  # accelerate every joint
     for _ in range(300):
         rig.send(push)
@@ -86,8 +90,8 @@ def test_mock_rejects_bad_commands_and_brakes_without_a_jump(ros, bad):
     assert np.all(np.abs(vel[-1]) < 0.2 * v0 + 1e-5)                      # braked to rest
     assert np.abs(np.diff(pos, axis=0)).max() < 1e-4                      # 0.1 mm per frame at most
     assert np.abs(np.diff(vel, axis=0)).max() < 0.01
-    rig.send(push)
-    assert rig.node._problem is None and not rig.node.braking             # a valid command resumes
+    rig.send(push)                                                        # after the watchdog's stop a
+    assert rig.node._watchdog.braking                                     # command is not followed
 
 
 class Loop:
@@ -96,13 +100,14 @@ class Loop:
     def __init__(self, ros, **ctl_params):
         self.ros, self.mode = ros, 'IDLE'
         d = dict(lockstep=True, lockstep_timeout=5.0, status_period=0.1)
-        self.mock_node = ros.add_node(MockHybrid5Node(context=ros.context, parameter_overrides=overrides(**d)))
+        self.mock_node = ros.add_node(system_mock('hybrid5', d, context=ros.context))
         cp = dict(lockstep=True, status_period=0.1)
         cp.update(ctl_params)
         self.ctl = ros.add_node(HybridControllerNode(context=ros.context, parameter_overrides=overrides(**cp)))
         self.frames = ros.node.create_publisher(Header, topics.HIL_FRAME, qos.stream(True))
         self.js = []
-        ros.node.create_subscription(JointState, topics.JOINT_STATES, self._gate, qos.stream(True, depth=5000))
+        ros.node.create_subscription(JointState, topics.JOINT_STATES, self._gate,
+                                     qos.joint_states(True, depth=5000))
         self.events = ros.collect(DiagnosticArray, topics.HIL_EVENTS, qos.command(depth=100))
         self.refs = ros.collect(JointState, topics.HYBRID_REFERENCE, qos.stream(True, depth=50000))
         ros.bring_up('hybrid_controller')

@@ -261,9 +261,8 @@ def test_joint_states_of_the_mock_hexapod_give_the_commanded_pose(ros):
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from hil_sim.mock_hexapod import MockHexapodNode
-    mock = ros.add_node(MockHexapodNode(context=ros.context, parameter_overrides=[
-        Parameter('lockstep', value=True), Parameter('time_scale', value=0.0)]))
+    from hil_sim.mock_hardware import system_mock
+    mock = ros.add_node(system_mock('hexafloat', dict(lockstep=True, time_scale=0.0), context=ros.context))
     rig = Rig(ros)
     states = ros.collect(JointState, topics.JOINT_STATES, SUB_RELIABLE)
     cmd = ros.node.create_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY, qos.command(1000, lockstep=True))

@@ -1,5 +1,6 @@
-"""mock_hexapod over real DDS: lifecycle (spawned process), lockstep clock, late and bad commands,
-real-time pacing. The test process plays the controller."""
+"""The hexafloat system's mock drives (hil_sim.mock_hardware as config/systems/hexafloat.yaml builds
+it: servo plant, hexapod_controller) over real DDS: lifecycle (spawned process), lockstep clock,
+late and bad commands, real-time pacing. The test process plays the controller."""
 import math
 import pathlib
 
@@ -8,7 +9,6 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
-from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -16,7 +16,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from hil_nodes import qos, topics
 from hil_nodes.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
-from hil_sim.mock_hexapod import MockHexapodNode
+from hil_sim.mock_hardware import system_mock
 
 NAMES = [f'slider_{i}' for i in range(1, 7)]
 T_NS = 2_500_000
@@ -54,11 +54,10 @@ class Rig:
     def __init__(self, ros, **params):
         defaults = dict(lockstep=True, time_scale=0.0, lockstep_timeout=10.0, status_period=0.2)
         defaults.update(params)
-        overrides = [Parameter(k, value=v) for k, v in defaults.items()]
         self.ros = ros
-        self.node = ros.add_node(MockHexapodNode(context=ros.context, parameter_overrides=overrides))
+        self.node = ros.add_node(system_mock('hexafloat', defaults, context=ros.context))
         self.clock = ros.collect(Clock, topics.CLOCK)
-        self.js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(defaults['lockstep'], depth=100)
+        self.js = ros.collect(JointState, topics.JOINT_STATES, qos.joint_states(defaults['lockstep'], depth=100)
                               if defaults['lockstep'] else QoSProfile(depth=100, reliability=BEST_EFFORT))
         self.diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
         self.pub = ros.node.create_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY, qos.command(50, lockstep=True))
@@ -83,7 +82,9 @@ class Rig:
 
 def test_lifecycle_via_change_state_including_refused_transitions(ros):
     config = pathlib.Path(__file__).resolve().parents[2] / 'config' / 'mock_hexapod.yaml'
-    proc = ros.spawn('hil_sim.mock_hexapod', ['--params-file', str(config), '-p', 'bandwidth:=900.0'])
+    proc = ros.spawn('hil_sim.mock_hardware', ['-r', '__node:=mock_hexapod', '--params-file', str(config),
+                                              '-p', 'robot_description:=urdf/hexafloat_scaled.urdf',
+                                              '-p', 'controller:=hexapod_controller', '-p', 'bandwidth:=900.0'])
     diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
     assert not ros.change_state('mock_hexapod', 'activate', timeout=30), 'activate before configure'
     assert ros.get_state('mock_hexapod') == 'unconfigured'
@@ -156,12 +157,12 @@ def test_late_command_holds_and_is_counted(ros):
     assert np.allclose(frames[-1].position, pos, atol=2e-5)
 
 
-@pytest.mark.parametrize('case, reason', [
-    ('count', 'wrong joint count'),
-    ('nan', 'NaN'),
-    ('time', 'non-monotonic'),
-    ('names', 'unknown joint name'),
-    ('limits', 'beyond its limits'),
+@pytest.mark.parametrize('case, reason', [          # the JTC's rule, or the guard's (STYLE.md section 2)
+    ('count', 'the hexapod_controller rules (joint_count)'),
+    ('nan', 'the guard (non_finite)'),
+    ('time', 'the hexapod_controller rules (time_not_increasing)'),
+    ('names', 'the hexapod_controller rules (unknown_joint)'),
+    ('limits', 'the guard (position_limit)'),
 ])
 def test_bad_commands_rejected_with_diagnostic_and_joints_hold(ros, case, reason):
     rig = Rig(ros, initial_positions=[0.002] * 6)       # at rest at 2 mm

@@ -1,16 +1,19 @@
-"""mock_iiwa over real DDS: lockstep pairing by arrival (1 ms frames, /clock owned), velocity
-tracking, rejected commands brake smoothly, real-time mode advances without commands."""
+"""The space-iiwa system's mock arm (hil_sim.mock_hardware as config/systems/space_iiwa.yaml builds
+it: iiwa plant, velocity_controller) over real DDS: lockstep pairing by arrival (1 ms frames,
+/clock owned), velocity tracking, refused commands end in a smooth watchdog stop, real-time mode
+advances without commands."""
 import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from hil_nodes import qos, topics
 from hil_nodes.convert import stamp_to_ns
-from hil_sim.mock_iiwa import SEED_Q0, MockIiwaNode
+from hil_sim.mock_hardware import system_mock
+
+SEED_Q0 = [-0.458149, 1.151219, 0.012566, 1.179319, -1.102175, -0.04468, 2.457249]   # seed 002 (rad)
 
 
 class Rig:
@@ -18,9 +21,8 @@ class Rig:
         d = dict(lockstep=True, lockstep_timeout=5.0, status_period=0.1)
         d.update(params)
         self.ros = ros
-        self.node = ros.add_node(MockIiwaNode(context=ros.context,
-                                              parameter_overrides=[Parameter(k, value=v) for k, v in d.items()]))
-        self.js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(d['lockstep'], depth=2000))
+        self.node = ros.add_node(system_mock('space_iiwa', d, context=ros.context))
+        self.js = ros.collect(JointState, topics.JOINT_STATES, qos.joint_states(d['lockstep'], depth=2000))
         self.clock = ros.collect(Clock, topics.CLOCK, qos.stream(True, depth=2000))
         self.diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
         self.pub = ros.node.create_publisher(Float64MultiArray, topics.VELOCITY_COMMANDS, qos.command(lockstep=True))
@@ -35,7 +37,8 @@ class Rig:
         return self.js[-1]
 
     def errors(self):
-        return [st.message for a in self.diag for st in a.status if st.name.split(': ')[0].strip('/') == 'mock_iiwa' and st.level == b'\x02']
+        return [st.message for a in self.diag for st in a.status          # status names: "<node>: <task>"
+                if st.name.split(': ')[0].strip('/') == 'mock_iiwa' and st.level == b'\x02']
 
 
 def test_lockstep_one_frame_per_command_and_velocity_tracking(ros):
@@ -54,25 +57,33 @@ def test_lockstep_one_frame_per_command_and_velocity_tracking(ros):
     np.testing.assert_allclose(js.velocity, cmd, atol=5e-3)
 
 
-@pytest.mark.parametrize('bad', [[0.1] * 6, [0.1, np.nan, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, 50.0]])
-def test_bad_commands_are_rejected_and_joints_brake(ros, bad):
-    rig = Rig(ros)
+@pytest.mark.parametrize('bad, reason', [
+    ([0.1] * 6, 'size_mismatch'),                   # the controller is deactivated: the watchdog brakes now
+    ([0.1, np.nan, 0, 0, 0, 0, 0], 'non_finite'),   # dropped, the last command persists ...
+    ([0, 0, 0, 0, 0, 0, 50.0], 'command_limit'),    # ... until command_timeout (sim) without a valid one
+])
+def test_refused_commands_end_in_a_smooth_stop(ros, bad, reason):
+    rig = Rig(ros, command_timeout=0.05)
     cmd = np.full(7, 0.2)
     for _ in range(300):
         rig.send(cmd)
     v0 = np.array(rig.js[-1].velocity)
     for _ in range(150):
-        rig.send(bad)                          # each still advances the frame (brakes)
-    ros.spin_until(lambda: any('rejected' in m for m in rig.errors()), 10, 'rejection diagnostic')
+        rig.send(bad)                          # each still advances the frame
+    ros.spin_until(lambda: any('rejected' in m and f'({reason})' in m for m in rig.errors()), 10,
+                   'rejection diagnostic')
     vel = np.array([m.velocity for m in rig.js[-151:]])
     assert np.abs(vel[-1]).max() < 0.25 * np.abs(v0).max()
     assert np.abs(np.diff(vel, axis=0)).max() < 0.05           # a ramp, not a jump
-    rig.send(cmd)                                              # a valid command resumes
-    assert rig.node._problem is None
+    ros.spin_until(lambda: any(m.startswith('watchdog: brak') for m in rig.errors()), 10, 'watchdog status')
+    rig.send(cmd)                                              # after the stop: not followed until
+    assert rig.node._watchdog.braking                          # the node is activated again
+    assert np.abs(rig.send(cmd).velocity).max() < 0.25 * np.abs(v0).max()
 
 
-def test_real_time_mode_advances_and_brakes_without_commands(ros):
-    rig = Rig(ros, lockstep=False, command_timeout=0.05)
-    ros.spin_until(lambda: stamp_to_ns(rig.js[-1].header.stamp) > 50_000_000, 20, 'sim time advancing')
+def test_real_time_mode_advances_and_holds_without_commands(ros):
+    rig = Rig(ros, lockstep=False, time_scale=1.0, command_timeout=0.05)
+    start = stamp_to_ns(rig.js[-1].header.stamp)                # the wall clock's frame grid
+    ros.spin_until(lambda: stamp_to_ns(rig.js[-1].header.stamp) > start + 50_000_000, 20, 'time advancing')
     q = np.array(rig.js[-1].position)
     assert np.abs(q - SEED_Q0).max() < 2e-3          # holds still with gravity compensation

@@ -1,4 +1,5 @@
-"""The mock drives' own watchdog over DDS (hil_sim.hardware_watchdog in mock_hexapod, lockstep):
+"""The mock drives' own watchdog over DDS (hil_sim.hardware_watchdog in the hexafloat system's
+mock_hardware, lockstep, with ``lockstep_late: brake``):
 the test plays the controller, moving every slider at 0.1 m/s. When its commands stop, or when
 the supervisor (a real SupervisorNode here) dies while commands still flow, the mock brakes by
 itself from the moving setpoint to rest at brake_deceleration: peak slider acceleration from
@@ -14,7 +15,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from hil_nodes import qos, topics
 from hil_nodes.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
 from hil_nodes.supervisor import SupervisorNode
-from hil_sim.mock_hexapod import MockHexapodNode
+from hil_sim.mock_hardware import system_mock
 
 NAMES = [f'slider_{i}' for i in range(1, 7)]
 T_NS, SUB = 2_500_000, 0.000625
@@ -40,7 +41,7 @@ class Controller:
         self.js: list[JointState] = []
         self.pub = ros.node.create_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
                                              qos.command(50, lockstep=True))
-        ros.node.create_subscription(JointState, topics.JOINT_STATES, self._on_js, qos.stream(True, depth=100))
+        ros.node.create_subscription(JointState, topics.JOINT_STATES, self._on_js, qos.joint_states(True, depth=100))
 
     def _on_js(self, msg):
         if self.js and stamp_to_ns(msg.header.stamp) <= stamp_to_ns(self.js[-1].header.stamp):
@@ -60,14 +61,16 @@ class Controller:
 
 
 def rig(ros, **params):
+    # lockstep_late: brake: a frame whose command is late starts the watchdog's stop (the default
+    # 'hold' stops following and goes on, as a lockstep run must to stay deterministic)
     defaults = dict(lockstep=True, time_scale=0.0, lockstep_timeout=0.2, status_period=0.2, watchdog=True,
-                    brake_deceleration=[BRAKE] * 6, supervisor_timeout=0.5, use_sim_time=False)
+                    lockstep_late='brake', brake_deceleration=[BRAKE] * 6, supervisor_timeout=0.5,
+                    use_sim_time=False)
     defaults.update(params)
     events = ros.collect(DiagnosticArray, topics.HIL_EVENTS, qos.command(50))
     diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
     ctl = Controller(ros)
-    ros.add_node(MockHexapodNode(context=ros.context,
-                                 parameter_overrides=[Parameter(k, value=v) for k, v in defaults.items()]))
+    ros.add_node(system_mock('hexafloat', defaults, context=ros.context))
     ros.bring_up('mock_hexapod')
     return ctl, events, diags
 

@@ -11,7 +11,7 @@ from std_msgs.msg import Header
 from hil_core.status_names import status_node
 from hil_nodes import qos, topics
 from hil_nodes.convert import ns_to_stamp, stamp_to_ns
-from hil_sim.mock_hexapod import MockHexapodNode
+from hil_sim.mock_hardware import system_mock
 from hil_sim.reference_source import ReferenceSourceNode
 
 T_NS = 2_500_000
@@ -59,15 +59,15 @@ def flow(fault_at=None):
 
 def run_graph(ros, modes, frames, seed=7, initial=(0.004, -0.003, 0.002, 0.0, 0.001, -0.002), lockstep=True):
     common = [Parameter('lockstep', value=lockstep)]
-    mock = MockHexapodNode(context=ros.context, parameter_overrides=common + [
-        Parameter('time_scale', value=0.0 if lockstep else 2.0), Parameter('lockstep_timeout', value=10.0),
-        Parameter('initial_positions', value=list(initial))])
+    mock = system_mock('hexafloat_scripted', dict(lockstep=lockstep, time_scale=0.0 if lockstep else 2.0,
+                                                  lockstep_timeout=10.0, initial_positions=list(initial)),
+                       context=ros.context)
     source = ReferenceSourceNode(context=ros.context, parameter_overrides=common + [
         Parameter('seed', value=seed), Parameter('sync_duration', value=0.2),
         Parameter('amplitudes', value=[0.005] * 6),
         Parameter('homing_min_duration', value=0.05)])
     sup = Supervisor(ros, modes)
-    js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(True, depth=1000) if lockstep
+    js = ros.collect(JointState, topics.JOINT_STATES, qos.joint_states(True, depth=1000) if lockstep
                      else QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT))
     for node in (mock, source):
         ros.add_node(node)

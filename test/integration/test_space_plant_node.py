@@ -1,4 +1,5 @@
-"""space_plant + mock_iiwa over real DDS in lockstep (1 ms frames): the inertial EE converges
+"""space_plant + the space-iiwa system's mock arm (hil_sim.mock_hardware, iiwa plant) over real DDS
+in lockstep (1 ms frames): the inertial EE converges
 with the PI law while the satellite moves; bad joint states fault to a smooth stop; lifecycle."""
 import numpy as np
 import pytest
@@ -12,8 +13,9 @@ from hil_core.iiwa import JOINT_NAMES
 from hil_nodes import qos, topics
 from hil_nodes.convert import ns_to_stamp
 from hil_nodes.space_plant import SpacePlantNode
-from hil_sim.mock_iiwa import SEED_Q0, MockIiwaNode
+from hil_sim.mock_hardware import system_mock
 
+SEED_Q0 = [-0.458149, 1.151219, 0.012566, 1.179319, -1.102175, -0.04468, 2.457249]   # seed 002 (rad)
 # a 4 cm / 3 deg move from the seed's start so a short run converges (test budget)
 FAST = dict(kv=[3.0] * 3, kw=[3.0] * 3, ki_v=[2.0] * 3, ki_w=[2.0] * 3, lockstep=True, status_period=0.2,
             stale_timeout=5.0)   # wall s: a loaded CI machine can stall a lockstep run
@@ -38,11 +40,11 @@ def test_closed_loop_lockstep_converges_and_satellite_moves(ros):
     r0, th0 = start_point()
     target = r0 + np.array([0.03, -0.02, 0.02])
     params = dict(FAST, setpoint_position=target.tolist(), setpoint_euler_zyx_deg=(th0 + [3.0, 0, 0]).tolist())
-    ros.add_node(MockIiwaNode(context=ros.context, parameter_overrides=overrides(
-        dict(lockstep=True, lockstep_timeout=5.0, status_period=0.2))))
+    ros.add_node(system_mock('space_iiwa', dict(lockstep=True, lockstep_timeout=5.0, status_period=0.2),
+                             context=ros.context))
     ros.add_node(SpacePlantNode(context=ros.context, parameter_overrides=overrides(params)))
     errors = ros.collect(Float64MultiArray, topics.SPACE_ERRORS, qos.stream(True, depth=5000))
-    joints = ros.collect(JointState, topics.JOINT_STATES, qos.stream(True, depth=5000))
+    joints = ros.collect(JointState, topics.JOINT_STATES, qos.joint_states(True, depth=5000))
     odom = ros.collect(Odometry, topics.SPACE_SATELLITE_ODOM, qos.stream(True, depth=5000))
     ev = ros.collect(DiagnosticArray, topics.HIL_EVENTS, 50)
     ros.bring_up('mock_iiwa')
@@ -186,10 +188,11 @@ def test_follows_supervisor_modes(ros):
 
 
 def test_real_time_mode_reports_the_summary_values(ros):
-    ros.add_node(MockIiwaNode(context=ros.context, parameter_overrides=overrides(
-        dict(lockstep=False, status_period=0.2))))
+    # real time at pace 1 runs on the wall clock (no /clock, no sim time: hil_nodes.bringup)
+    ros.add_node(system_mock('space_iiwa', dict(lockstep=False, time_scale=1.0, status_period=0.2),
+                             context=ros.context))
     ros.add_node(SpacePlantNode(context=ros.context, parameter_overrides=overrides(
-        dict(FAST, lockstep=False, use_sim_time=True))))
+        dict(FAST, lockstep=False, use_sim_time=False))))
     diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
     errors = ros.collect(Float64MultiArray, topics.SPACE_ERRORS, qos.stream(False))
     ros.bring_up('mock_iiwa')

@@ -187,11 +187,10 @@ def test_real_time_timer_commands_every_move(ros):
 
 
 def test_lockstep_with_the_mock_hexapod_follows_the_ik_of_the_references(ros):
-    from hil_sim.mock_hexapod import MockHexapodNode
-    mock = ros.add_node(MockHexapodNode(context=ros.context, parameter_overrides=[
-        Parameter('lockstep', value=True), Parameter('time_scale', value=0.0),
-        Parameter('lockstep_timeout', value=5.0)]))
-    js = ros.collect(JointState, topics.JOINT_STATES, qos.stream(True, depth=1000))
+    from hil_sim.mock_hardware import system_mock
+    mock = ros.add_node(system_mock('hexafloat', dict(lockstep=True, time_scale=0.0, lockstep_timeout=5.0),
+                                    context=ros.context))
+    js = ros.collect(JointState, topics.JOINT_STATES, qos.joint_states(True, depth=1000))
     ros.bring_up('mock_hexapod')
     rig = Rig(ros)
     sent = set()
@@ -201,7 +200,7 @@ def test_lockstep_with_the_mock_hexapod_follows_the_ik_of_the_references(ros):
         if k not in sent:
             sent.add(k)
             rig.send(k)
-    ros.node.create_subscription(JointState, topics.JOINT_STATES, planner, qos.stream(True, depth=1000))
+    ros.node.create_subscription(JointState, topics.JOINT_STATES, planner, qos.joint_states(True, depth=1000))
     n = 240
     ros.spin_until(lambda: js and stamp_to_ns(js[-1].header.stamp) >= n * T_NS, 60, f'{n} lockstep frames')
     states = {stamp_to_ns(m.header.stamp): np.array(m.position) for m in js}

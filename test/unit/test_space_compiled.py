@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from hil_core.iiwa_arm_sim import ArmSim
+from hil_core.plants.description import parse_ros2_control
 from hil_core.space import compiled as ck
 from hil_core.space import compiled_frame as cf
 from hil_core.space.control import ControlGains, rotation_error
@@ -171,7 +172,8 @@ def test_one_frame_from_identical_random_states(model, name):
 
 def test_closed_run_with_the_mock_arm_stays_together(model):
     cfg = yaml.safe_load((ROOT / 'config' / 'space_plant.yaml').read_text())['space_plant']['ros__parameters']
-    mock = yaml.safe_load((ROOT / 'config' / 'mock_iiwa.yaml').read_text())['mock_iiwa']['ros__parameters']
+    # the mock arm's start: the initial positions of the iiwa URDF's <ros2_control> block
+    q0 = parse_ros2_control((ROOT / 'urdf' / 'iiwa14.urdf').read_text()).initial('position')
     gains = ControlGains(tuple(cfg['kv']), tuple(cfg['kw']), tuple(cfg['ki_v']), tuple(cfg['ki_w']), cfg['kd'],
                          20.0, cfg['integral_limit'], cfg['orientation_error'], cfg['sigma_threshold'],
                          cfg['lambda_max'])
@@ -179,7 +181,7 @@ def test_closed_run_with_the_mock_arm_stays_together(model):
     for p in (fast, ref):
         p.set_setpoint(cfg['setpoint_position'], euler_zyx_to_matrix(np.radians(cfg['setpoint_euler_zyx_deg'])))
     arm = ArmSim()
-    arm.reset(mock['initial_positions'])
+    arm.reset(q0)
     for k in range(1500):
         qd = arm.v if k % 2 else None
         a, b = fast.step(arm.q, 1e-3, qd, control=k < 1400), ref.step(arm.q, 1e-3, qd, control=k < 1400)

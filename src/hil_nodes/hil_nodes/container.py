@@ -1,6 +1,6 @@
 """One process hosting the nodes of a system (the default layout of `hil run`).
 
-    python -m hil_nodes.container --node hil_sim.mock_hexapod:mock_hexapod --node ... \
+    python -m hil_nodes.container --node hil_sim.mock_hardware:mock_hexapod --node ... \
         --ros-args --params-file ...
 
 The nodes and their order come from the bring-up plan (hil_nodes.bringup.process_commands).

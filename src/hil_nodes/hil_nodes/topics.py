@@ -59,6 +59,12 @@ HYBRID_EFFORT_COMMANDS = '/effort_controller/commands'  # std_msgs/Float64MultiA
 HYBRID_REFERENCE = '/hybrid_controller/reference'       # sensor_msgs/JointState (desired joints)
 
 
+def controller_command_topic(controller: str, trajectory: bool) -> str:
+    """A ros2_control controller's command topic (its ``~/joint_trajectory`` or ``~/commands``),
+    e.g. ``/hexapod_controller/joint_trajectory`` = HEXAPOD_JOINT_TRAJECTORY."""
+    return f'/{controller.strip("/")}/' + ('joint_trajectory' if trajectory else 'commands')
+
+
 def lifecycle_service(node_name: str, service: str) -> str:
     """Standard lifecycle service of a node, e.g. ``/planner/change_state``."""
     return f'/{node_name.strip("/")}/{service}'

@@ -3,7 +3,7 @@
 
 It listens to the supervisor's heartbeat (``/hil/heartbeat``, ``frame_id`` = the supervisor's
 name) and is told of every valid command; when commands stop (real time: ``command_timeout``
-of wall time; lockstep: the frame's command did not come within ``lockstep_timeout``) or the
+of wall time; lockstep: the node judges ``command_timeout`` of sim time and calls ``trip``) or the
 supervisor's heartbeat is lost for ``supervisor_timeout`` (wall), it trips once: the node then
 brakes from its current setpoint to rest at ``brake_deceleration`` per joint (synchronised,
 velocity continuous), ignores further commands until it is activated again, publishes a
@@ -14,39 +14,34 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from std_msgs.msg import Header
 
-from hil_core.command_watchdog import CommandWatchdog, WatchdogConfig, braking_knots
+from hil_core.command_watchdog import CommandWatchdog, WatchdogConfig
+from hil_core.plants.protocol import per_joint
 from hil_nodes import qos, topics
 from hil_nodes.base import Param
 
 PARAMS = (
-    # off by default: with it, a lockstep frame whose command is late brakes to rest for good instead
-    # of holding and going on (a stalled producer stops the run); systems switch it on in their params
-    Param('watchdog', bool, False, 'brake on the drives\' own when commands stop or the supervisor dies'),
-    Param('command_timeout', float, 0.1, 'real time: brake after this long without a valid command (wall s; '
-          'lockstep: the frame\'s lockstep_timeout)', range=(1e-3, 60.0)),
+    Param('watchdog', bool, True, 'brake on the drives\' own when commands stop or the supervisor dies'),
+    Param('command_timeout', float, 0.2, 'brake after this long without a valid command, counted from the first '
+          'one (real time: wall s; lockstep: sim s since the frame of the last valid command)', range=(1e-3, 60.0)),
     Param('supervisor_timeout', float, 3.0, 'brake after this long without a supervisor heartbeat (wall s; '
           '0 = not watched)', range=(0.0, 600.0)),
     Param('supervisor_name', str, 'supervisor', 'name of the supervisor node whose heartbeat is watched'),
-    Param('brake_deceleration', 'float[]', [5.0] * 6, 'watchdog braking deceleration per joint (m/s^2; no '
-          'higher than the planner\'s a_max)', range=(1e-3, 1e3)),
+    Param('brake_deceleration', 'float[]', [5.0], 'braking deceleration, one value or one per joint (m/s^2 or '
+          'rad/s^2; no higher than the planner\'s a_max)', range=(1e-3, 1e3)),
 )
 
 
 class HardwareWatchdog:
     def __init__(self, node, joints: int):
         p = node.p
-        if len(p.brake_deceleration) != joints:
-            raise ValueError(f"parameter 'brake_deceleration' needs one value per joint ({joints}), "
-                             f'got {len(p.brake_deceleration)}')
         self._node = node
         self.enabled = bool(p.watchdog)
-        self.deceleration = np.asarray(p.brake_deceleration, float)
+        self.deceleration = per_joint(p.brake_deceleration, joints, 'brake_deceleration')   # ValueError: refused
         self.core = CommandWatchdog(WatchdogConfig(p.command_timeout, p.supervisor_timeout,
-                                                   tuple(p.brake_deceleration)))
+                                                   tuple(self.deceleration)))
         self._supervisor = '/' + p.supervisor_name.strip('/')
         self._sub = node.create_subscription(Header, topics.HIL_HEARTBEAT, self._on_heartbeat, 50)
         self._events = node.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
@@ -80,13 +75,6 @@ class HardwareWatchdog:
     def trip(self, reason: str) -> str | None:
         """Lockstep: the frame's command did not come. None if disabled or tripped already."""
         return self.core.trip(reason) if self.enabled else None
-
-    def brake_knots(self, now: float, position, velocity, dt: float):
-        """Knots (times from ``now``, positions, velocities) of the stop from this setpoint."""
-        times, pos, vel = braking_knots(position, velocity, self.deceleration, dt)
-        if times.size == 1:
-            return np.array([now]), pos, None
-        return now + times, pos, vel
 
     def report(self, stamp, reason: str) -> None:
         node = self._node

@@ -89,9 +89,10 @@ class ReferenceSourceNode(HilLifecycleNode):
                                                         qos.command(depth=50, lockstep=self.p.lockstep))
         self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
                                                           qos.command(depth=50, lockstep=self.p.lockstep))
-        stream = self.stream_qos()
-        self._subs = [self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints, stream),
-                      self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, stream)]
+        # /joint_states as joint_state_broadcaster publishes it (volatile: hil_nodes.qos.joint_states)
+        self._subs = [self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints,
+                                               qos.joint_states(self.p.lockstep)),
+                      self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, self.stream_qos())]
 
     def cleanup_node(self) -> None:
         for sub in self._subs:
