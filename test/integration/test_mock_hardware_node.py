@@ -103,6 +103,9 @@ def test_robot_from_the_urdf_broadcaster_qos_and_t0_for_a_late_subscriber(ros):
     assert list(first.name) == [f'iiwa_joint_{i}' for i in range(1, 8)] and list(first.position) == IIWA_Q0
     ros.spin_until(lambda: rig.values(), 10, 'status')
     assert rig.values()[-1]['plant'] == 'integrate'                    # the URDF's hardware <param>
+    # "<node>: drives", hardware_id the URDF's <ros2_control> hardware (docs/CONTRACTS.md "Diagnostics")
+    assert {(st.name, st.hardware_id) for a in rig.diag for st in a.status if st.name != 'mock: cycle'} == \
+        {('mock: drives', 'iiwa14 (integrate plant, hil_sim)')}
     info = ros.node.get_publishers_info_by_topic(topics.JOINT_STATES)
     assert [(i.qos_profile.reliability, i.qos_profile.durability) for i in info] == \
         [(ReliabilityPolicy.RELIABLE, DurabilityPolicy.VOLATILE)]      # joint_state_broadcaster's QoS

@@ -56,6 +56,8 @@ MAX_CATCHUP = 4             # real time: most frames advanced in one late timer 
 
 class MockHardwareNode(HilLifecycleNode):
     PARAMS = PARAMS
+    # statuses "<node>: drives" (frame counters, refusals, watchdog), hardware_id the simulated hardware
+    STATUS_TASK = 'drives'
 
     def __init__(self, node_name: str = 'mock_hardware', **kwargs):
         super().__init__(node_name, **kwargs)
