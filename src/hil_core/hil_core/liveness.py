@@ -23,6 +23,11 @@ A watcher that was itself stalled (no check for more than half the wall timeout:
 CPU, a blocked executor) skips one check: heartbeats that arrived meanwhile may still wait in
 its queue, and its own stall is no proof that a peer died. The next check, one period later,
 sees those heartbeats; a node that really died is caught then.
+
+A node that comes back after a wall gap longer than ``stall_wall`` (a stopped process, a blocked
+executor: shorter than a death) **stalled**: ``peer_stalls`` keeps (node, gap) for the owner to
+report as a safety event. Not while the watcher itself was stalled during that gap (the same rule:
+then the gap may be the watcher's own).
 """
 from __future__ import annotations
 
@@ -56,10 +61,11 @@ def normalize_name(name: str) -> str:
 class LivenessMonitor:
     """Heartbeat ages of a fixed set of nodes in sim and wall time (see the module docstring)."""
 
-    def __init__(self, names, timeout_sim: float, timeout_wall: float):
+    def __init__(self, names, timeout_sim: float, timeout_wall: float, stall_wall: float = 0.0):
         self.timeout_sim = _finite('timeout_sim', timeout_sim)
         self.timeout_wall = _finite('timeout_wall', timeout_wall)
-        if self.timeout_sim <= 0 or self.timeout_wall <= 0:
+        self.stall_wall = _finite('stall_wall', stall_wall)     # 0: stalls are not watched
+        if self.timeout_sim <= 0 or self.timeout_wall <= 0 or self.stall_wall < 0:
             raise ValueError('liveness timeouts must be positive')
         self.peers: dict[str, Peer] = {}
         for name in names:
@@ -72,7 +78,10 @@ class LivenessMonitor:
         self.armed = False
         self.unknown_beats = 0
         self.stalls = 0                    # checks skipped because the watcher itself stalled
+        self.peer_stalls: list[tuple[str, float]] = []   # (node, wall gap) of nodes that stalled
         self._last_check_wall: float | None = None
+        self._watcher_stalled_at: float | None = None    # end of the watcher's last own stall
+        self._armed_at: float | None = None
 
     def beat(self, name: str, now_sim: float, now_wall: float) -> bool:
         """Record a heartbeat of ``name`` received now; False if the node is not watched."""
@@ -80,12 +89,29 @@ class LivenessMonitor:
         if peer is None:
             self.unknown_beats += 1
             return False
-        peer.last_sim = _finite('now_sim', now_sim)
-        peer.last_wall = _finite('now_wall', now_wall)
+        now_sim, now_wall = _finite('now_sim', now_sim), _finite('now_wall', now_wall)
+        if peer.last_wall is not None and not peer.dead_reason and self._stalled(peer.last_wall, now_wall):
+            self.peer_stalls.append((peer.name, now_wall - peer.last_wall))
+        peer.last_sim = now_sim
+        peer.last_wall = now_wall
         peer.seen = True
         peer.beats += 1
         peer.dead_reason = ''  # alive again (it may still need a new bring-up: the owner decides)
         return True
+
+    def _stalled(self, since: float, now_wall: float) -> bool:
+        """A peer silent from ``since`` to now stalled, if the watcher checked all along."""
+        if not self.armed or self.stall_wall <= 0 or now_wall - since <= self.stall_wall:
+            return False
+        if self._last_check_wall is None or now_wall - self._last_check_wall > 0.5 * self.stall_wall:
+            return False               # the watcher has not checked for a while: its own stall
+        if self._armed_at is None or since < self._armed_at:
+            return False               # silent during the bring-up (a transition blocks a node)
+        return self._watcher_stalled_at is None or self._watcher_stalled_at < since
+
+    def stall_reasons(self) -> list[str]:
+        return [f'node {n} stalled: no heartbeat for {gap:.3f} s of wall time (stall limit {self.stall_wall:g} s)'
+                for n, gap in self.peer_stalls]
 
     def arm(self, now_sim: float, now_wall: float, required=()) -> None:
         """Start checking. ``required`` nodes not seen yet get ``now`` as their last heartbeat,
@@ -93,7 +119,7 @@ class LivenessMonitor:
         now_sim = _finite('now_sim', now_sim)
         now_wall = _finite('now_wall', now_wall)
         self.armed = True
-        self._last_check_wall = now_wall
+        self._last_check_wall = self._armed_at = now_wall
         for name in required:
             peer = self.peers[normalize_name(name)]
             peer.required = True
@@ -123,6 +149,8 @@ class LivenessMonitor:
         if not self.armed:
             return []
         previous, self._last_check_wall = self._last_check_wall, now_wall
+        if previous is not None and self.stall_wall > 0 and now_wall - previous > 0.5 * self.stall_wall:
+            self._watcher_stalled_at = now_wall
         if previous is not None and now_wall - previous > 0.5 * self.timeout_wall:
             self.stalls += 1
             return []

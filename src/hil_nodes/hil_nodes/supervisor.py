@@ -57,7 +57,8 @@ class SupervisorNode(Node):
         self.monitored = check_node_list(self.p.monitored_nodes)
         watched = self.managed + [n for n in self.monitored if n not in self.managed]
         self.states = {n: 'unknown' for n in watched}
-        self.liveness = LivenessMonitor(watched, self.p.heartbeat_timeout_sim, self.p.heartbeat_timeout_wall)
+        self.liveness = LivenessMonitor(watched, self.p.heartbeat_timeout_sim, self.p.heartbeat_timeout_wall,
+                                        self.p.stall_timeout_wall)
         self.lifecycle = 'bringing_up' if self.p.autostart else 'manual'
         self.bring_up_failure = ''
         self.frames = 0
@@ -221,9 +222,13 @@ class SupervisorNode(Node):
             return
         if name in self._exited and self._wall_now() - self._exited[name] < EXIT_GRACE:
             return    # sent before its process died, delivered after: not a restart
+        stalls = len(self.liveness.peer_stalls)
         if self.liveness.beat(name, self._sim_now(), self._wall_now()) and self.states.get(name) == 'dead':
             # Alive again means restarted: its lifecycle state is not what we last knew.
             self.states[name] = RESTARTED
+        if len(self.liveness.peer_stalls) > stalls:    # back after a stall: a safety event, not a fault
+            self.get_logger().warning(self.liveness.stall_reasons()[-1])
+            self._publish_status()
 
     def _check_liveness(self) -> None:
         if self.lifecycle in ('shutting_down', 'down'):
@@ -351,7 +356,8 @@ class SupervisorNode(Node):
         values = {'mode': mode.value, 'fault_reason': self.machine.fault_reason, 'run_time': self.run_time_ns * 1e-9,
                   'faults': self.machine.fault_count, 'lifecycle': self.lifecycle,
                   'frames': self.frames, 'run_duration_reached': self.run_duration_reached,
-                  'unknown_events': self.unknown_events, **self.health.status_values()}
+                  'unknown_events': self.unknown_events, 'stalls': len(self.liveness.peer_stalls),
+                  'stall_reason': '; '.join(self.liveness.stall_reasons()[:3]), **self.health.status_values()}
         ages = self.liveness.ages(self._sim_now(), self._wall_now())
         dead = self.liveness.dead()
         for name, state in self.states.items():

@@ -47,6 +47,8 @@ PARAMS = (
           range=(0.01, 600.0)),
     Param('heartbeat_timeout_wall', float, 1.0, 'a node is dead after this long without heartbeat (wall s)',
           range=(0.05, 600.0)),
+    Param('stall_timeout_wall', float, 0.75, 'a node silent this long (wall s) that comes back stalled: '
+          'reported as a safety event, not a fault; 0: not watched', range=(0.0, 600.0)),
     Param('heartbeat_period', float, 0.1, "period of the supervisor's own heartbeat (s, wall and node clock)",
           range=(0.01, 5.0)),
     Param('service_timeout', float, 30.0, 'wait for a node\'s change_state service (wall s)', range=(0.1, 600.0)),

@@ -1,0 +1,79 @@
+"""Stalls in hil_core.liveness (issue 17, "Dead and stalled nodes"): a node that comes back after
+a wall gap longer than stall_wall, while the watcher kept checking, stalled (a SIGSTOP of 1 s was
+a clean run before); gaps of the watcher's own, before the bring-up, shorter than the limit or
+ending in a death are not stalls."""
+from hil_core.liveness import LivenessMonitor
+
+STALL = 0.75
+CHECK = 0.02      # the supervisor's liveness_period
+
+
+def monitor(stall=STALL):
+    return LivenessMonitor(('a', 'b'), timeout_sim=0.5, timeout_wall=3.0, stall_wall=stall)
+
+
+def run(m, start, end, beat_a=True, gap=None, check=True):
+    """Wall time from start to end in CHECK steps (sim time stands still: lockstep waiting):
+    b beats every 0.1 s, a too except inside ``gap``; the watcher checks every step."""
+    t, next_beat = start, start
+    while t < end - 1e-12:
+        if t >= next_beat:
+            m.beat('b', 1.0, t)
+            if beat_a and not (gap and gap[0] <= t < gap[1]):
+                m.beat('a', 1.0, t)
+            next_beat = t + 0.1
+        if check:
+            m.check(1.0, t)
+        t += CHECK
+
+
+def test_a_one_second_gap_while_the_watcher_checks_is_one_stall_of_that_node():
+    m = monitor()
+    m.arm(1.0, 10.0)
+    run(m, 10.0, 14.0, gap=(11.0, 12.0))
+    assert len(m.peer_stalls) == 1
+    node, gap = m.peer_stalls[0]
+    assert node == 'a' and 1.0 <= gap <= 1.1 + 1e-9          # heartbeats every 0.1 s around the gap
+    assert m.dead() == {}                                      # a stall is no death
+    assert m.stall_reasons() == [f'node a stalled: no heartbeat for {gap:.3f} s of wall time (stall limit 0.75 s)']
+
+
+def test_gaps_shorter_than_the_limit_are_not_stalls():
+    m = monitor()
+    m.arm(1.0, 10.0)
+    run(m, 10.0, 14.0, gap=(11.0, 11.6))                      # 0.7 s without: gap <= 0.75
+    assert m.peer_stalls == []
+
+
+def test_a_gap_of_the_watcher_itself_is_no_stall_of_anyone():
+    m = monitor()
+    m.arm(1.0, 10.0)
+    run(m, 10.0, 11.0)
+    # the whole process stalled: neither beats nor checks for 1 s, then both resume
+    m.beat('a', 1.0, 12.0)                                     # a heartbeat served before the check
+    m.check(1.0, 12.01)
+    m.beat('b', 1.0, 12.02)
+    run(m, 12.03, 13.0)
+    assert m.peer_stalls == []
+
+
+def test_silence_during_the_bring_up_is_not_a_stall():
+    m = monitor()
+    m.beat('a', 0.0, 5.0)                                      # configure blocks a node for seconds
+    m.arm(1.0, 10.0)
+    run(m, 10.0, 11.0)
+    assert m.peer_stalls == []
+
+
+def test_a_node_declared_dead_that_beats_again_is_a_restart_not_a_stall():
+    m = monitor()
+    m.arm(1.0, 10.0)
+    run(m, 10.0, 15.0, gap=(11.0, 14.5))                      # 3.5 s: dead after 3 s of wall time
+    assert m.peer_stalls == []
+
+
+def test_stalls_are_not_watched_with_a_zero_limit():
+    m = monitor(stall=0.0)
+    m.arm(1.0, 10.0)
+    run(m, 10.0, 14.0, gap=(11.0, 12.0))
+    assert m.peer_stalls == []
