@@ -77,3 +77,13 @@ def test_stalls_are_not_watched_with_a_zero_limit():
     m.arm(1.0, 10.0)
     run(m, 10.0, 14.0, gap=(11.0, 12.0))
     assert m.peer_stalls == []
+
+
+def test_the_watcher_keeps_its_own_stalls():
+    m = monitor()
+    m.arm(1.0, 10.0)
+    run(m, 10.0, 11.0)
+    m.check(1.0, 12.0)                   # no check for 1 s: the watcher's process stalled
+    run(m, 12.02, 12.5)
+    assert len(m.own_stalls) == 1 and 1.0 <= m.own_stalls[0] <= 1.0 + CHECK + 1e-9
+    assert m.peer_stalls == []

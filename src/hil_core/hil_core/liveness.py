@@ -27,7 +27,8 @@ sees those heartbeats; a node that really died is caught then.
 A node that comes back after a wall gap longer than ``stall_wall`` (a stopped process, a blocked
 executor: shorter than a death) **stalled**: ``peer_stalls`` keeps (node, gap) for the owner to
 report as a safety event. Not while the watcher itself was stalled during that gap (the same rule:
-then the gap may be the watcher's own).
+then the gap may be the watcher's own); a watcher that did not check for more than ``stall_wall``
+keeps that gap in ``own_stalls`` (a stalled supervisor stalls the whole lockstep loop).
 """
 from __future__ import annotations
 
@@ -79,6 +80,7 @@ class LivenessMonitor:
         self.unknown_beats = 0
         self.stalls = 0                    # checks skipped because the watcher itself stalled
         self.peer_stalls: list[tuple[str, float]] = []   # (node, wall gap) of nodes that stalled
+        self.own_stalls: list[float] = []                # wall gaps between the watcher's own checks
         self._last_check_wall: float | None = None
         self._watcher_stalled_at: float | None = None    # end of the watcher's last own stall
         self._armed_at: float | None = None
@@ -151,6 +153,8 @@ class LivenessMonitor:
         previous, self._last_check_wall = self._last_check_wall, now_wall
         if previous is not None and self.stall_wall > 0 and now_wall - previous > 0.5 * self.stall_wall:
             self._watcher_stalled_at = now_wall
+            if now_wall - previous > self.stall_wall:
+                self.own_stalls.append(now_wall - previous)
         if previous is not None and now_wall - previous > 0.5 * self.timeout_wall:
             self.stalls += 1
             return []

@@ -233,9 +233,18 @@ class SupervisorNode(Node):
     def _check_liveness(self) -> None:
         if self.lifecycle in ('shutting_down', 'down'):
             return
+        own = len(self.liveness.own_stalls)
         for name, reason in self.liveness.check(self._sim_now(), self._wall_now()):
             self.states[name] = 'dead'
             self._fault(reason)
+        if len(self.liveness.own_stalls) > own:      # this process stalled: a safety event too
+            self.get_logger().warning(self._stall_reasons()[-1])
+            self._publish_status()
+
+    def _stall_reasons(self) -> list[str]:
+        own = [f'{self.get_name()} stalled: no liveness check for {gap:.3f} s of wall time'
+               for gap in self.liveness.own_stalls]
+        return self.liveness.stall_reasons() + own
 
     def _blocking_fault(self) -> str:
         """Why the system cannot leave FAULT now (empty: it can)."""
@@ -356,8 +365,8 @@ class SupervisorNode(Node):
         values = {'mode': mode.value, 'fault_reason': self.machine.fault_reason, 'run_time': self.run_time_ns * 1e-9,
                   'faults': self.machine.fault_count, 'lifecycle': self.lifecycle,
                   'frames': self.frames, 'run_duration_reached': self.run_duration_reached,
-                  'unknown_events': self.unknown_events, 'stalls': len(self.liveness.peer_stalls),
-                  'stall_reason': '; '.join(self.liveness.stall_reasons()[:3]), **self.health.status_values()}
+                  'unknown_events': self.unknown_events, 'stalls': len(self._stall_reasons()),
+                  'stall_reason': '; '.join(self._stall_reasons()[:3]), **self.health.status_values()}
         ages = self.liveness.ages(self._sim_now(), self._wall_now())
         dead = self.liveness.dead()
         for name, state in self.states.items():
