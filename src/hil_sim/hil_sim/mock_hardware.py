@@ -2,35 +2,20 @@
 (docs/mock_hardware.md). One node serves every robot: hexapod drives, iiwa, hybrid5.
 
 The robot is data (``hil_sim.mock_hardware_setup``): joints, interfaces, limits and initial
-values from the URDF's ``<ros2_control>`` block, the emulated controller (a Kilted
-joint_trajectory_controller or forward_command_controller, with its acceptance rules) from
-the controllers YAML, the plant (``hil_core.plants``) and its gains from parameters.
+values from the URDF's ``<ros2_control>`` block, the emulated controller (Kilted
+joint_trajectory_controller or forward_command_controller acceptance) from the controllers
+YAML, the plant (``hil_core.plants``) and its gains from parameters.
 
 One frame cycle for every plant and clock: read (``/clock`` in lockstep or scaled time,
 ``/joint_states`` stamped t_k) -> take the frame's command -> write (the controller's command
-rows for the frame) -> step the plant -> frame k+1.
-
-* Lockstep (docs/CONTRACTS.md "Clock and lockstep"): frame k waits for its command: a
-  JointTrajectory stamped t_k (stamp 0 = now; future stamps wait, at most MAX_PENDING), or the
-  first Float64MultiArray after frame k was published (they have no stamp: pairing by
-  arrival). After ``lockstep_timeout`` wall s without it the frame is late: counted, then the
-  controller holds (JTC: the setpoint stops, no jump; FCC: the drives stop by themselves)
-  or, with ``lockstep_late: brake``, the watchdog stops the robot for good. Before the first
-  command sim time stays at t_0, re-published every 0.1 s wall (a late subscriber of the
-  volatile /joint_states still gets it). ``time_scale`` > 0 bounds sim time by wall time.
-  Waiting is state checked on arrival and on a steady timer, never a blocking call.
-* Real time at time_scale 1: the wall clock, no ``/clock``. Frames on the wall-time grid of
-  the node clock; a steady timer integrates the frames that are due (a backlog above
-  MAX_CATCHUP is skipped: the setpoint holds, ``realtime_overruns``). A command is applied in
-  the frame of its arrival, after the frames still due before it. A frame that runs past the
-  end of the last trajectory counts as a late command (the drives hold its last point).
-* Real time at another time_scale: the same on sim time, paced by the steady clock.
-
-Refusals (``refused_by_controller``: the stock rules; ``refused_by_guard``: limits from the
-URDF, NaN/inf, duplicate names) are counted, named in an ERROR status and dropped (the active
-command goes on). The hardware-side watchdog (``hil_sim.hardware_watchdog``) makes the
-controlled stop: no valid command for ``command_timeout`` (real time: wall s; lockstep: sim s,
-so a lockstep run stays deterministic), or no supervisor heartbeat for ``supervisor_timeout``.
+rows for the frame) -> step the plant -> frame k+1. Lockstep waits for frame k's command (a
+JointTrajectory stamped t_k, or the next Float64MultiArray: pairing by arrival), counts and
+holds a late one, re-publishes t_0 until the first command; real time at time_scale 1 runs on
+the wall-time grid of the node clock (no ``/clock``), a command applying in its frame of
+arrival; another time_scale runs on sim time paced by the steady clock. Refusals are counted by
+layer (stock rules, guard) and dropped; the hardware-side watchdog (``hil_sim.hardware_watchdog``)
+makes the controlled stop. Waiting is state checked on arrival and on a steady timer, never a
+blocking call, so the executor keeps serving services.
 """
 from __future__ import annotations
 
@@ -46,12 +31,13 @@ from hil_nodes import qos, topics
 from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError
 from hil_nodes.convert import ns_to_stamp, trajectory_from_msg
 from hil_nodes.runner import main_for
-from hil_sim.hardware_watchdog import HardwareWatchdog
-from hil_sim.mock_hardware_setup import PARAMS, REBUILD_EXEMPT, build, load_robot
+from hil_sim.hardware_watchdog import PARAMS as WATCHDOG_PARAMS, HardwareWatchdog
+from hil_sim.mock_hardware_setup import PARAMS, REBUILD_EXEMPT, build, load_robot, system_mock  # noqa: F401
 
 REPUBLISH_PERIOD = 0.1      # wall s between re-publications of t_0 before the first command
 MAX_PENDING = 64            # future-stamped commands kept in lockstep
 MAX_CATCHUP = 4             # real time: most frames advanced in one late timer callback
+WATCHDOG_NAMES = {w.name for w in WATCHDOG_PARAMS}
 
 
 class MockHardwareNode(HilLifecycleNode):
@@ -78,6 +64,9 @@ class MockHardwareNode(HilLifecycleNode):
             return
         if changed - REBUILD_EXEMPT:
             try:              # inactive: rebuild from the new values (the simulation restarts)
+                if changed & WATCHDOG_NAMES:
+                    self._watchdog.destroy()
+                    self._make_watchdog()
                 self._build_state()
             except ParameterError as exc:
                 self.status(ERROR, f'new parameters not applied: {exc}')
@@ -86,10 +75,7 @@ class MockHardwareNode(HilLifecycleNode):
     def configure_node(self) -> None:
         p = self.p
         self.robot = load_robot(p)
-        try:
-            self._watchdog = HardwareWatchdog(self, len(self.robot.hardware.joints))
-        except ValueError as exc:
-            raise ParameterError(str(exc)) from None
+        self._make_watchdog()
         self._build_state()
         spec = self.robot.spec
         # a simulated clock exists in lockstep and in scaled real time; real time at pace 1 runs on
@@ -105,6 +91,12 @@ class MockHardwareNode(HilLifecycleNode):
                                              qos.command(depth=50 if p.lockstep else 10, lockstep=p.lockstep))
         self._cycle = self.cycle_monitor('frame', p.frame_period)
         self._js = JointState(name=list(self.robot.hardware.joint_names))
+
+    def _make_watchdog(self) -> None:
+        try:
+            self._watchdog = HardwareWatchdog(self, len(self.robot.hardware.joints))
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from None
 
     def _build_state(self) -> None:
         p = self.p
@@ -422,19 +414,6 @@ class MockHardwareNode(HilLifecycleNode):
             level, msg = OK, 'running' if self.active else 'inactive'
         self._late_since_status = 0
         self.status(level, msg, **self._counters())
-
-
-def system_mock(system: str, overrides: dict | None = None, **node_kwargs) -> MockHardwareNode:
-    """The mock hardware node of a system as ``hil run`` builds it (its name, parameter files and
-    parameters from config/systems/<system>.yaml), with ``overrides`` on top (tests, benches)."""
-    from rclpy.parameter import Parameter
-
-    from hil_nodes.system import load_system
-    spec = next(n for n in load_system(system).nodes if n.module == __name__)
-    values = {**spec.parameters, **(overrides or {})}    # file paths: relative to the data tree
-    files = [arg for path in spec.params for arg in ('--params-file', str(path))]
-    return MockHardwareNode(node_name=spec.name, cli_args=['--ros-args', *files],
-                            parameter_overrides=[Parameter(k, value=v) for k, v in values.items()], **node_kwargs)
 
 
 main = main_for(MockHardwareNode)
