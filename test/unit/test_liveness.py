@@ -27,7 +27,9 @@ def test_death_caught_in_sim_time_while_sim_runs_fast():
     m.arm(0.0, 10.0)
     m.beat('/a', 1.0, 10.0)             # fully qualified name as on the wire
     assert m.check(1.5, 10.01) == []     # exactly at the timeout: still alive
-    dead = m.check(1.5001, 10.02)        # 20 ms of wall, > 0.5 s of sim time
+    # past the sim timeout, but its wall heartbeat is 20 ms old: slow (sim runs fast), not dead
+    assert m.check(1.5001, 10.02) == []
+    dead = m.check(1.6, 10.26)           # 0.26 s of wall (> SIM_DEATH_MIN_WALL), > 0.5 s of sim time
     assert [n for n, _ in dead] == ['a']
     assert 'sim time' in dead[0][1] and 'node a' in dead[0][1]
     assert m.check(3.0, 11.0) == []      # reported once
@@ -58,8 +60,8 @@ def test_unseen_nodes_are_not_checked_unless_required():
 def test_a_dead_node_beating_again_is_alive():
     m = monitor()
     m.arm(0.0, 0.0, required=['a'])
-    assert m.check(1.0, 0.1)
-    m.beat('a', 1.0, 0.1)
+    assert m.check(1.0, 0.3)
+    m.beat('a', 1.0, 0.3)
     assert m.dead() == {} and m.blocking_reason() == ''
 
 
@@ -92,7 +94,9 @@ def test_sim_time_going_backwards_restarts_the_sim_age():
 @given(st.lists(st.tuples(st.floats(0, 0.2), st.floats(0, 0.2), st.booleans()), min_size=1, max_size=60))
 def test_dead_iff_an_age_exceeds_its_timeout(steps):
     """Independent bookkeeping: a node is reported dead exactly when the time since its last
-    beat exceeds a timeout in either clock, checked after every step."""
+    beat exceeds the wall timeout, or the sim timeout while its wall heartbeat is at least
+    SIM_DEATH_MIN_WALL old too (sim time may run far faster than wall time), checked after
+    every step."""
     m = LivenessMonitor(['a'], SIM, WALL)
     sim = wall = 0.0
     m.arm(sim, wall, required=['a'])
@@ -105,7 +109,8 @@ def test_dead_iff_an_age_exceeds_its_timeout(steps):
             m.beat('a', sim, wall)
             last_sim, last_wall, dead = sim, wall, False
         newly = m.check(sim, wall)
-        should = (sim - last_sim > SIM) or (wall - last_wall > WALL)
+        min_wall = min(LivenessMonitor.SIM_DEATH_MIN_WALL, WALL)
+        should = (sim - last_sim > SIM and wall - last_wall > min_wall) or (wall - last_wall > WALL)
         assert bool(newly) == (should and not dead)
         dead = dead or should
         assert bool(m.dead()) == dead

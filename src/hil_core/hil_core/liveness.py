@@ -62,6 +62,11 @@ def normalize_name(name: str) -> str:
 class LivenessMonitor:
     """Heartbeat ages of a fixed set of nodes in sim and wall time (see the module docstring)."""
 
+    # A node past its sim-time timeout is dead only if its wall-clock heartbeat is this old too:
+    # in lockstep sim time can run several times faster than wall time (0.5 s of sim time in
+    # 0.1 s of wall time), and a node whose wall heartbeat still comes is slow, not dead.
+    SIM_DEATH_MIN_WALL = 0.25
+
     def __init__(self, names, timeout_sim: float, timeout_wall: float, stall_wall: float = 0.0):
         self.timeout_sim = _finite('timeout_sim', timeout_sim)
         self.timeout_wall = _finite('timeout_wall', timeout_wall)
@@ -164,7 +169,7 @@ class LivenessMonitor:
             if age_sim is None or peer.dead_reason:
                 continue
             what = 'last heartbeat' if peer.seen else 'no heartbeat since bring-up'
-            if age_sim > self.timeout_sim:
+            if age_sim > self.timeout_sim and age_wall > min(self.SIM_DEATH_MIN_WALL, self.timeout_wall):
                 peer.dead_reason = (f'node {name} is dead: {what} {age_sim:.3f} s ago in sim time '
                                     f'(timeout {self.timeout_sim:g} s)')
             elif age_wall > self.timeout_wall:
