@@ -202,7 +202,9 @@ def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter, exits
     while True:
         client.spin_once(0.05)
         mode = client.mode
-        if mode and mode != 'IDLE':
+        # any mode past IDLE in the history: a client that matched late gets the latched modes in
+        # one burst and may see only the final IDLE in this loop (the run then never ended)
+        if any(m != 'IDLE' for _, m in client.modes):
             started = True
             meter.start(client.sim_time, _hw_frames(client))
         if mode == 'FAULT':
