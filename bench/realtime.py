@@ -132,18 +132,22 @@ def hexafloat_lockstep() -> None:
 
 
 def _peak_slider_acceleration(bag: str) -> float:
-    """Largest |slider acceleration| (m/s^2) in the bag: the drives' acceleration demand, which
-    the mock publishes as /joint_states effort, over the whole run (the stop included)."""
+    """Largest |slider acceleration| (m/s^2) in the bag: /joint_states velocities differenced
+    frame to frame at their stamps, over the whole run (the stop included)."""
     from rosbags.rosbag2 import Reader
     store = rb._store()
-    peak = 0.0
+    t, v = [], []
     with Reader(bag) as reader:
         cons = [c for c in reader.connections if c.topic == '/joint_states']
         for con, _, raw in reader.messages(connections=cons):
             msg = store.deserialize_cdr(raw, con.msgtype)
-            if len(msg.effort):
-                peak = max(peak, float(np.max(np.abs(msg.effort))))
-    return peak
+            t.append(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
+            v.append(np.asarray(msg.velocity, dtype=float))
+    if len(t) < 2:
+        return float('nan')
+    t, v = np.asarray(t), np.asarray(v)
+    keep = np.diff(t) > 0
+    return float(np.max(np.abs(np.diff(v, axis=0)[keep]) / np.diff(t)[keep][:, None]))
 
 
 def hexafloat_next_to_a_cpu_hog() -> None:
