@@ -151,3 +151,16 @@ def test_single_segment_coherence_not_measurable(bags):
     known = _filter_fit_delay(s['sos'], band) + 0.010 + SERVO_DELAY
     assert n['delay_ms_11hz'] == pytest.approx(known * 1e3, abs=0.05)    # still measured (correlation, residual)
     assert a.verdict.status == 'transparent'
+
+
+def test_a_run_that_never_reached_running_has_no_window_and_says_so(tmp_path):
+    """A run that went to FAULT during HOMING (a real-time run that could not keep up) has no
+    analysis window: no figure, a NOT transparent / not measurable verdict with the reason, and no
+    grid built from t = 0 (on a wall-clock bag that was a grid from 1970 on)."""
+    write_bag(tmp_path / 'bag')
+    run = load_run(tmp_path / 'bag')
+    run.modes[:] = [(t + 1.7e9, m) for t, m in [(0.0, 'IDLE'), (0.1, 'HOMING'), (0.2, 'FAULT')]]
+    a = analyse(run)
+    assert a.transparency is None and a.chain is None
+    assert 'never reached RUNNING' in a.not_measurable
+    assert a.verdict.status != 'transparent'

@@ -46,8 +46,13 @@ def admittance_model(manifest: dict):
     return AdmittanceNode._build_model(SimpleNamespace(**merged))
 
 
-def window(run, last_t: float) -> tuple[float, float]:
-    start = next((t for t, m in run.modes if m == 'RUNNING'), 0.0)
+def window(run, last_t: float) -> tuple[float, float] | None:
+    """RUNNING up to the first end mode; None when the run never reached RUNNING (a FAULT in
+    HOMING, say): there is no window to analyse (and on a wall-clock bag a default start of 0 would
+    make a grid from 1970 on)."""
+    start = next((t for t, m in run.modes if m == 'RUNNING'), None)
+    if start is None:
+        return None
     end = next((t for t, m in run.modes if t > start and m in END_MODES), last_t)
     return start, end
 
@@ -117,7 +122,13 @@ def analyse(run, axis: int = 0) -> Analysis:
     acc = run_accounting(run)
     tcp = run.get(topics.KINEMATICS_TCP_POSE)
     last = max([float(s.t[-1]) for s in run.series.values() if len(s)] + [0.0])
-    start, end = window(run, float(tcp.t[-1]) if tcp is not None else last)
+    span = window(run, float(tcp.t[-1]) if tcp is not None else last)
+    if span is None:
+        reason = 'the run never reached RUNNING: no analysis window'
+        notes.append(f'transparency not measurable: {reason}')
+        verdict = decide(None, design, reason, _incomplete(None, acc), None)
+        return Analysis((0.0, 0.0), design, None, reason, None, acc, verdict, notes)
+    start, end = span
     tr, reason = _end_to_end(run, model, start, end, axis, rates)
     if reason:
         notes.append(f'transparency not measurable: {reason}')
