@@ -54,7 +54,8 @@ WARN = DiagnosticStatus.WARN
 ERROR = DiagnosticStatus.ERROR
 STALE = DiagnosticStatus.STALE
 
-REQUIRED = object()   # Param default meaning "no default: must be given"
+REQUIRED = object()
+FREEZE_AFTER_ACTIVATION = False   # set by hil_nodes.runner in node processes (see on_activate)   # Param default meaning "no default: must be given"
 
 _PARAM_TYPES = {bool: Parameter.Type.BOOL, int: Parameter.Type.INTEGER, float: Parameter.Type.DOUBLE,
                 str: Parameter.Type.STRING, 'float[]': Parameter.Type.DOUBLE_ARRAY,
@@ -278,8 +279,11 @@ class HilLifecycleNode(LifecycleNode):
         self.status(OK, 'active')
         # what configure and activate built (kernels, models, buffers) lives until cleanup: out of
         # the collector's generations, so a full collection never walks it in the middle of a run
-        # (a full collection of such a process took ~230 ms here: longer than any watchdog allows)
-        gc.freeze()
+        # (a full collection of such a process took ~230 ms here: longer than any watchdog allows).
+        # Only in a node process (hil_nodes.runner): a test process creating and destroying
+        # nodes would keep their cyclic garbage (DDS entities included) for good.
+        if FREEZE_AFTER_ACTIVATION:
+            gc.freeze()
         return TransitionCallbackReturn.SUCCESS
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:

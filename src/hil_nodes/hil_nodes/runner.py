@@ -16,7 +16,7 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 
-from hil_nodes import rt_setup
+from hil_nodes import base, rt_setup
 
 
 def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: False,
@@ -60,6 +60,7 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
         # long enough for the drives' watchdog to stop a real-time run.
         gc.collect()
         gc.freeze()
+        base.FREEZE_AFTER_ACTIVATION = True
         spin_nodes(nodes)
     finally:
         rclpy.try_shutdown()
