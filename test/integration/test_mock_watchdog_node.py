@@ -119,7 +119,9 @@ def test_commands_stopping_make_the_mock_brake_within_its_deceleration(ros):
 def test_a_dead_supervisor_makes_the_mock_brake_while_commands_still_flow(ros):
     sup = ros.add_node(SupervisorNode(context=ros.context, parameter_overrides=[
         Parameter('autostart', value=False), Parameter('frame_period', value=0.05)]))
-    ctl, events, diags = rig(ros)
+    # paced at wall time: the heartbeat's timeout is wall time, and an unpaced run would reach the
+    # sliders' 0.1 m stroke end (guard refusals, a held setpoint) before the trip on a fast machine
+    ctl, events, diags = rig(ros, time_scale=1.0)
     ros.spin_until(lambda: ctl.sent >= 60, 30.0, 'the controller running')
     ros.executor.remove_node(sup)
     sup.destroy_node()                                             # the supervisor dies; commands go on

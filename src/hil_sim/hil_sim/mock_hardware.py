@@ -375,7 +375,12 @@ class MockHardwareNode(HilLifecycleNode):
         next activation. False when there is nothing to do."""
         if not reason:
             return False
-        self.controller.brake(self._rel(self.t_ns), self._watchdog.deceleration, self.plant.setpoint_period)
+        now, end = self._rel(self.t_ns), self.controller.end()
+        # A trajectory ending at this frame ends at start + time_from_start, which can round one ulp
+        # below the frame's time (t_ns - start_ns) * 1e-9; sampled at the frame it would be over
+        # (zero velocity) and the brake a dead stop. Times are whole ns: within half a ns it ends now.
+        at = end if end is not None and now - 5e-10 < end < now else now
+        self.controller.brake(at, self._watchdog.deceleration, self.plant.setpoint_period)
         self._pending.clear()
         self._queued.clear()
         self._watchdog.report(ns_to_stamp(self.t_ns), reason)
