@@ -190,6 +190,8 @@ def run_row(tmp_path: pathlib.Path, fault: str, node: str) -> dict:
     try:
         files = domain_ports(shm_files_of(domain_pids(domain)), domain)
         wall0, sim0, epoch0 = time.monotonic(), watch.sim, time.time()
+        if (fault, node) == ('bad', 'ft_sensor'):
+            sim0 = INJECT_AT            # the overload is in the load history, at 0.6 s
         injected = _inject(watch, fault, node, domain)
         # the watch leaves the domain once the outcome is known, before `hil run` cleans up
         # (a participant still mapping the dead processes' ports keeps them alive)
@@ -234,6 +236,8 @@ def _report(row: dict) -> None:
     said = s.get('fault_reason') or s.get('safety_events', '')
     if row['fault'] == 'bad':
         said = f"{row['injected']}: {row['detected_by'] or 'nothing reported'}"
+        if row['node'] == 'supervisor':
+            said = f"{row['injected']}: counted (unknown_events), logged, no FAULT"
     line = (f"| {FAULT_NAMES[row['fault']]} {row['node']} | {row['detect_sim'] * 1e3:.1f} ms / "
             f"{row['detect_wall'] * 1e3:.0f} ms | {row['peak_acc_d2p']:.2f} ({row['peak_acc_dv']:.2f}, "
             f"{row['peak_effort']:.2f}) | {s.get('outcome')} / {row['code']} | {said} |")
@@ -293,9 +297,11 @@ LATE_HOLD = pytest.mark.xfail(strict=True, reason=(
     'the mock drives hold a lockstep frame whose command is late (hil_sim.mock_hardware, lockstep_late: hold by '
     'default): the setpoint stops dead and the servo stops at up to 20 m/s^2; the watchdog brake '
     '(lockstep_late: brake) stops at 5 m/s^2'))
-PLANNER_STOP = pytest.mark.xfail(strict=True, reason=(
+# not strict: how far the stop exceeds a_max depends on the speed at the FAULT, i.e. on when the
+# process exit is reported (wall time): a slow platform stops inside a_max (seen: 4.25 m/s^2)
+PLANNER_STOP = pytest.mark.xfail(strict=False, reason=(
     "the planner's FAULT or dropout stop is exactly a_max at the frame rate (its safe reference: -6.00 m/s^2), "
-    'and the time base and the drives add 8-30 % to it (6.5-7.8 m/s^2 at the sliders)'))
+    'and the time base and the drives add 8-30 % to it (6.5-7.8 m/s^2 at the sliders when the platform moves)'))
 REFUSED_SLOT = pytest.mark.xfail(strict=True, reason=(
     "a refused command takes its frame's place in the mock (hil_sim.mock_hardware stores None for it): that "
     'frame holds, and the valid command of the frame is dropped as a duplicate (a hold, then a jump back)'))
@@ -356,9 +362,8 @@ def test_bad_input_is_refused_with_a_diagnostic_and_never_moves_the_robot(tmp_pa
     _report(row)
     if node == 'supervisor':   # nothing to refuse: counted, logged, and the run goes on
         assert _last_status_value(row['bag'], 'supervisor', 'unknown_events') >= 1
-    else:
-        seen = row['watch'].problem_from(node, row['wall0'])
-        assert seen is not None, f"no WARN/ERROR status from {node} after {row['injected']}"
+    else:                      # its WARN/ERROR status, recorded
+        assert row['detected_by'].startswith(node), f"no WARN/ERROR status from {node} after {row['injected']}"
     assert row['summary']['outcome'] == 'done' and 'FAULT' not in row['summary']['modes']
     check_motion(row)
     check_clean_end(row)
