@@ -271,20 +271,17 @@ def _count(value: str) -> int:
         return 0
 
 
-def _safety_events(client: RunClient, hw: str) -> str:
+def _safety_events(client: RunClient, hw: str, lockstep: bool) -> str:
     """What made the run unsafe short of a FAULT, i.e. a stall somewhere: a node that came back
-    after a heartbeat gap (the supervisor's stalls), a late command (the drives had to act on their
-    own, hold or brake, because a frame's command did not come) or a lockstep frame the planner
-    had to compute without its reference (waited out: a dropout)."""
+    after a heartbeat gap (the supervisor's stalls) or, in lockstep, a late command (the drives had
+    to act on their own, hold or brake, because a frame's command did not come at all; in real
+    time late frames are the supervisor's real-time health, judged by their share)."""
     events = []
     if _count(client.value('supervisor', 'stalls', '0')):
         events.append(client.value('supervisor', 'stall_reason'))
-    late = _count(client.value(hw, 'late_commands', '0'))
+    late = _count(client.value(hw, 'late_commands', '0')) if lockstep else 0
     if late:
         events.append(f'{late} late command(s): the drives acted without a command')
-    waited = _count(client.value('planner', 'waited_out', '0'))
-    if waited:
-        events.append(f'{waited} frame(s) without their reference: planner dropouts')
     return '; '.join(events) or 'none'
 
 
@@ -316,7 +313,7 @@ def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, kil
         'faults': '1' if run_fault else client.value('supervisor', 'faults', '1' if outcome == 'fault' else '0'),
         'fault_reason': run_fault or (_fault_reason(client) if outcome == 'fault' else ''),
         'modes': ' -> '.join(m for _, m in client.modes),
-        'safety_events': _safety_events(client, hw),
+        'safety_events': _safety_events(client, hw, args.lockstep),
         # the supervisor's real-time health judgement over the run (never "clean" when not held)
         'realtime_held': _realtime_held(client),
         **extra,
