@@ -271,7 +271,7 @@ def _last_status_value(bag, node: str, key: str) -> float:
     return value
 
 
-def check_motion(row: dict, at_rest: bool = True) -> None:
+def check_motion(row: dict, at_rest: bool = True, accel_factor: float = 1.0) -> None:
     """The stop: inside the stroke and the hard limit, at rest in the end, within a_max (checked
     last: the expected failures of docs/fault_matrix.md are all of it)."""
     assert row['frames_after'] >= 1, 'no joint state after the fault'
@@ -284,7 +284,8 @@ def check_motion(row: dict, at_rest: bool = True) -> None:
         assert row['speed_at_end'] < 1e-3, f"the bag ends with a slider at {row['speed_at_end']:.4f} m/s"
     # like for like: the planner bounds the second difference of its 2.5 ms poses by a_max
     a_max = planner_a_max()
-    assert row['peak_acc_d2p'] <= a_max + 1e-6, f"stop peak {row['peak_acc_d2p']:.2f} m/s^2 > a_max {a_max}"
+    bound = a_max * accel_factor
+    assert row['peak_acc_d2p'] <= bound + 1e-6, f"stop peak {row['peak_acc_d2p']:.2f} m/s^2 > {bound:.2f} (a_max {a_max})"
 
 
 def check_clean_end(row: dict) -> None:
@@ -298,11 +299,12 @@ LATE_HOLD = pytest.mark.xfail(strict=True, reason=(
     'the mock drives hold a lockstep frame whose command is late (hil_sim.mock_hardware, lockstep_late: hold by '
     'default): the setpoint stops dead and the servo stops at up to 20 m/s^2; the watchdog brake '
     '(lockstep_late: brake) stops at 5 m/s^2'))
-# not strict: how far the stop exceeds a_max depends on the speed at the FAULT, i.e. on when the
-# process exit is reported (wall time): a slow platform stops inside a_max (seen: 4.25 m/s^2)
-PLANNER_STOP = pytest.mark.xfail(strict=False, reason=(
-    "the planner's FAULT or dropout stop is exactly a_max at the frame rate (its safe reference: -6.00 m/s^2), "
-    'and the time base and the drives add 8-30 % to it (6.5-7.8 m/s^2 at the sliders when the platform moves)'))
+# Open (docs/fault_matrix.md): the planner's FAULT or dropout stop is exactly a_max at the frame
+# rate (its safe reference: -6.00 m/s^2), and the time base and the drives add 8-30 % to it at the
+# sliders (6.5-7.8 m/s^2 when the platform moves; how much depends on the speed at the FAULT, so
+# on when the exit is reported). These rows assert today's measured bound, so a worse stop fails.
+PLANNER_STOP_EXCESS = 1.35
+PLANNER_STOP_NODES = ('ft_sensor', 'admittance', 'kinematics')
 REFUSED_SLOT = pytest.mark.xfail(strict=True, reason=(
     "a refused command takes its frame's place in the mock (hil_sim.mock_hardware stores None for it): that "
     'frame holds, and the valid command of the frame is dropped as a duplicate (a hold, then a jump back)'))
@@ -313,9 +315,7 @@ def _rows(marks: dict) -> list:
 
 
 @pytest.mark.parametrize('node', _rows({'nodes': [n for n in NODES if n != 'supervisor'] + ['recorder'],
-                                        'ft_sensor': PLANNER_STOP, 'admittance': PLANNER_STOP,
-                                        'planner': LATE_HOLD, 'timebase': LATE_HOLD,
-                                        'kinematics': PLANNER_STOP}))
+                                        'planner': LATE_HOLD, 'timebase': LATE_HOLD}))
 def test_kill_is_a_fault_naming_the_node_and_a_controlled_stop(tmp_path, node):
     row = run_row(tmp_path, 'kill', node)
     _report(row)
@@ -330,7 +330,8 @@ def test_kill_is_a_fault_naming_the_node_and_a_controlled_stop(tmp_path, node):
     assert not row['bag_recovered']
     assert row['mode_stamps'][-1][1] == 'FAULT'
     # the mock is the robot: its world stops with it (the last state it published is moving)
-    check_motion(row, at_rest=node != 'mock_hexapod')
+    check_motion(row, at_rest=node != 'mock_hexapod',
+                 accel_factor=PLANNER_STOP_EXCESS if node in PLANNER_STOP_NODES else 1.0)
 
 
 @LATE_HOLD
