@@ -16,6 +16,8 @@ Both step once per command row; the state interfaces are position, velocity, acc
 """
 from __future__ import annotations
 
+import abc
+
 from typing import Mapping
 
 import numpy as np
@@ -25,7 +27,7 @@ from hil_core.plants.protocol import PlantSetup, check_step
 INTERFACES = ('position', 'velocity', 'acceleration')
 
 
-class _GenericPlant:
+class _GenericPlant(abc.ABC):
     GAINS = ()
 
     def __init__(self, setup: PlantSetup):
@@ -47,8 +49,9 @@ class _GenericPlant:
         for row in check_step(self, h, commands):
             self._update(h, row)
 
+    @abc.abstractmethod
     def _update(self, h: float, command: np.ndarray) -> None:
-        raise NotImplementedError
+        """Apply one step's command row (NaN entries: no command yet, the state holds)."""
 
 
 class MirrorPlant(_GenericPlant):
