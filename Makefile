@@ -9,7 +9,7 @@ export RMW_IMPLEMENTATION ?= rmw_fastrtps_cpp
 export MPLBACKEND ?= Agg
 PACKAGES := src/hil_core src/hil_nodes src/hil_sim
 
-.PHONY: venv tf2-msgs warmup demo test bench clean
+.PHONY: venv tf2-msgs warmup demo test test-faults bench clean
 venv: $(VENV)/.installed tf2-msgs
 
 $(VENV)/.installed: requirements.txt constraints.txt $(addsuffix /setup.py,$(PACKAGES))
@@ -36,6 +36,11 @@ demo: warmup
 
 test: warmup
 	$(PY) -m pytest
+
+# The fault matrix of issue 17 (test/system/test_fault_matrix.py, ~5 min of whole runs): kept out of
+# `make test`, which it would take past 10 minutes, and not yet stable on a loaded machine.
+test-faults: warmup
+	$(PY) -m pytest -m fault_matrix test/system/test_fault_matrix.py
 
 bench: warmup
 	$(VENV)/bin/hil bench

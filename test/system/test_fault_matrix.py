@@ -43,7 +43,7 @@ from hil_nodes import qos, topics
 from hil_nodes.bag import read_messages, recover_bag
 from hil_nodes.convert import ns_to_stamp, sec_to_duration
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.fault_matrix]
 
 INJECT_AT = 0.6             # s of sim time: 50 ms after the impulse, the platform moves at ~0.06 m/s
 STALL = 1.0                 # wall s between SIGSTOP and SIGCONT
