@@ -31,6 +31,7 @@ from __future__ import annotations
 import gc
 import math
 import sys
+import time
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
@@ -47,6 +48,7 @@ from hil_core.status_names import CYCLE_TASK, NO_HARDWARE, status_name
 from hil_core.timing import CycleHealth
 from hil_nodes import qos, topics
 from hil_nodes.cycle_status import CycleReport
+from hil_nodes.intra_process import IntraProcessNode
 from hil_nodes.param_sources import check_sources, unknown_parameters
 
 OK = DiagnosticStatus.OK
@@ -122,7 +124,7 @@ class Param:
         return [*values] if is_array else value
 
 
-class HilLifecycleNode(LifecycleNode):
+class HilLifecycleNode(IntraProcessNode, LifecycleNode):
     """Base class of every hil_suite lifecycle node (see the module docstring)."""
 
     PARAMS: Sequence[Param] = ()
@@ -174,6 +176,7 @@ class HilLifecycleNode(LifecycleNode):
             else:
                 self.declare_parameter(p.name, p.default, descriptor)
         self.p = SimpleNamespace()
+        self._due_last: dict[str, float] = {}
         self.active = False
         self.configured = False
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -355,6 +358,18 @@ class HilLifecycleNode(LifecycleNode):
         self._send_status(self._cycle_status_name, level, message, values)
 
     # --- helpers ------------------------------------------------------------------------------
+    def due(self, kind: str, period: float) -> bool:
+        """True at most once per ``period`` wall seconds for ``kind``: the throttle to put before a
+        log line or status on a per-message path. rclpy's logger inspects the caller's source
+        file on every call, throttled or not (~0.8 ms here): a refusal logged per command made a
+        late real-time graph later still."""
+        now = time.monotonic()
+        last = self._due_last.get(kind)
+        if last is not None and now - last < period:
+            return False
+        self._due_last[kind] = now
+        return True
+
     def stream_qos(self):
         """QoS of high-rate streams: reliable in lockstep, sensor-data otherwise."""
         return qos.stream(reliable=bool(getattr(self.p, 'lockstep', False)))

@@ -125,22 +125,29 @@ class TrajectoryMessages:
     """JointTrajectory messages built once per point count and refilled for every frame: the
     generated message classes cost ~5 us per object to construct (8 points, their durations and
     a header: ~80 us per message at 400 Hz), where refilling the sequences costs ~1 us each.
-    A message may be refilled as soon as publish() has returned (it serializes a copy)."""
+    A published message belongs to its subscribers (in one process they get the object itself,
+    hil_nodes.intra_process), so each point count has a ring of ``RING`` messages and a message
+    is refilled only ``RING`` frames after it was published: more than any callback publishes."""
+    RING = 16
 
     def __init__(self, names, period: float):
         self.names = list(names)
         self.period = float(period)
-        self._by_size: dict[int, object] = {}
+        self._by_size: dict[int, list] = {}
+        self._turn = 0
 
     def _message(self, n: int):
-        msg = self._by_size.get(n)
-        if msg is None:
+        ring = self._by_size.get(n)
+        if ring is None:
             from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
-            msg = JointTrajectory(joint_names=self.names)
-            msg.points = [JointTrajectoryPoint(time_from_start=sec_to_duration((i + 1) * self.period))
-                          for i in range(n)]
-            self._by_size[n] = msg
-        return msg
+            ring = self._by_size[n] = []
+            for _ in range(self.RING):
+                msg = JointTrajectory(joint_names=self.names)
+                msg.points = [JointTrajectoryPoint(time_from_start=sec_to_duration((i + 1) * self.period))
+                              for i in range(n)]
+                ring.append(msg)
+        self._turn = (self._turn + 1) % self.RING
+        return ring[self._turn]
 
     def fill(self, stamp_ns: int, positions, velocities, first_index: int = 1):
         """The message with points at first_index * period, (first_index + 1) * period, ..."""

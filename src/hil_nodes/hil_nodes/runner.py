@@ -8,7 +8,9 @@ SIGTERM arrive as ExternalShutdownException / KeyboardInterrupt; nodes get ``pro
 from __future__ import annotations
 
 import gc
+import os
 import sys
+import time
 from typing import Callable, Iterable
 
 import rclpy
@@ -17,18 +19,37 @@ from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 
 from hil_nodes import base, rt_setup
+from hil_nodes.intra_process import BUS
+
+FOREIGN_CHECK_PERIOD = 2.0     # wall s between checks for publishers outside the process
+EXECUTOR_TURNS = 4             # executor events handled between two drains that ran out of budget
 
 
 def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: False,
                timeout_sec: float = 0.1) -> None:
-    """Spin ``nodes`` in one EventsExecutor until shutdown or ``should_stop()``."""
+    """Spin ``nodes`` in one EventsExecutor until shutdown or ``should_stop()``; with the
+    intra-process bus on, what the callback of each ``spin_once`` published in the process is
+    delivered right after it (hil_nodes.intra_process)."""
     nodes = list(nodes)
     executor = EventsExecutor()
     for node in nodes:
         executor.add_node(node)
+    next_check = time.monotonic() + FOREIGN_CHECK_PERIOD
     try:
         while rclpy.ok() and not should_stop():
-            executor.spin_once(timeout_sec=timeout_sec)
+            if BUS.pending():
+                # the last drain ran out of its budget (a lockstep chain feeds itself inside the
+                # process): the executor's ready events (timers, services, DDS) get a few turns,
+                # without waiting, so heartbeats and the supervisor's checks keep their pace
+                for _ in range(EXECUTOR_TURNS):
+                    executor.spin_once(timeout_sec=0.0)
+            else:
+                executor.spin_once(timeout_sec=timeout_sec)
+            if BUS.enabled:
+                BUS.drain()
+                if time.monotonic() >= next_check:
+                    next_check = time.monotonic() + FOREIGN_CHECK_PERIOD
+                    _warn_foreign_publishers(nodes[0])
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
@@ -44,6 +65,19 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
             node.destroy_node()
 
 
+def _warn_foreign_publishers(node: Node) -> None:
+    for topic, n in BUS.foreign_publishers(node):
+        node.get_logger().error(
+            f'{topic} has {n} publisher(s) outside this process: the nodes of this process that '
+            f'subscribe to it hear only its publisher(s) inside the process (intra-process delivery; '
+            f'run the node alone with --own-process or --isolated to hear both)')
+
+
+def intra_process_wanted(n_nodes: int) -> bool:
+    """The bus serves a process hosting several nodes, unless HIL_INTRA_PROCESS=0 (to compare)."""
+    return n_nodes > 1 and os.environ.get('HIL_INTRA_PROCESS', '1') != '0'
+
+
 def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) -> int:
     """Init rclpy with ``args`` (``--ros-args`` included), build the nodes, spin, shut down."""
     # DDS discovery range: left to the environment (the hil command, Makefile, tests and CI set
@@ -52,6 +86,8 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
     for line in rt_setup.apply_from_env():
         print(f'rt: {line}', file=sys.stderr, flush=True)
     rclpy.init(args=sys.argv if args is None else args)
+    factories = list(factories)
+    BUS.enable(intra_process_wanted(len(factories)))
     try:
         nodes = [make() for make in factories]
         # Everything built so far (numpy, scipy, numba, pinocchio, the nodes) lives as long as the
@@ -61,7 +97,15 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
         gc.collect()
         gc.freeze()
         base.FREEZE_AFTER_ACTIVATION = True
-        spin_nodes(nodes)
+        if os.environ.get('HIL_CPROFILE'):
+            import cProfile
+            prof = cProfile.Profile()
+            try:
+                prof.runcall(spin_nodes, nodes)
+            finally:
+                prof.dump_stats(os.environ['HIL_CPROFILE'] + f'.{os.getpid()}')
+        else:
+            spin_nodes(nodes)
     finally:
         rclpy.try_shutdown()
     return 0

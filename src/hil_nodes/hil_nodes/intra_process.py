@@ -1,0 +1,310 @@
+"""Intra-process delivery for the one-process container (rclcpp's intra-process communication,
+for rclpy, which has none).
+
+Why: in one process every DDS delivery costs a take, a deserialization and an executor event per
+subscriber (~0.05 CPU-s per s for a 400 Hz stream here, `hil bench rclpy_costs`), and the
+Hexafloat graph has ~16 subscriptions to 400 Hz streams (the recorder alone 8): about 0.8 CPU-s
+per s before any node does any work, more than the real-time budget of the whole graph. With
+this bus a message published inside the process goes to the subscriptions inside the process as
+a Python call; DDS carries it only when a subscriber outside the process has matched (the `hil`
+command, `ros2 topic echo`, rviz, a recorder in another process).
+
+Rules (those of rclcpp's intra-process communication, where they apply):
+* a subscription of a topic that has a publisher in this process is served by the bus and has
+  no DDS reader; one that has none (its producer runs in another process) keeps its DDS reader,
+  and switches over when a publisher appears in the process (and back when it is destroyed);
+* DDS carries a message only when a reader outside the process has matched, except from a
+  transient-local publisher (latched topics, lockstep streams), which always writes: its DDS
+  history is what a reader that matches later (discovery takes 0.25-2.3 s) gets;
+* a transient-local subscription served late gets the publisher's last message (the latched
+  state). In one process nothing subscribes late on a stream: the supervisor configures every
+  node (every subscription exists) before it activates any producer;
+* a message belongs to its subscribers once published: the publisher must not change it (a
+  publisher that reuses message objects keeps a ring of them, longer than one executor
+  callback's output; publishing the same object twice in a row is refused). A raw (serialized)
+  subscription, the recorder's, gets the serialized bytes taken at publish time;
+* delivery is deferred, not nested: ``publish`` queues, and the spin loop delivers after the
+  executor callback that published has returned (``drain``), in publish order; a
+  drain gives the executor its turn back after ``DRAIN_BUDGET``. Every callback
+  runs to completion before the next starts, as it does on an executor: no callback can re-enter
+  a node that is half way through its own;
+* a publisher of the same topic outside the process is not heard by a subscription served by the
+  bus: ``foreign_publishers`` finds such topics (the container logs an error once per topic).
+
+The bus is off unless the process hosts more than one node (``enable``); a node alone in its
+process (``--isolated``, ``ros2 run``, the tests) creates plain rclpy publishers and subscriptions.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any, Callable
+
+from rclpy.publisher import Publisher
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.serialization import serialize_message
+
+DRAIN_BUDGET = 0.005     # wall s of deliveries before the executor gets its turn again
+_monotonic = time.monotonic
+
+# rclpy's own publishers (parameter events) and the log stay plain rclpy entities
+_EXCLUDED_PREFIXES = ('/parameter_events', '/rosout')
+
+
+class _Topic:
+    __slots__ = ('name', 'publishers', 'subscriptions', 'callbacks', 'raw_callbacks', 'last')
+
+    def __init__(self, name: str):
+        self.name = name
+        self.publishers: list[IntraPublisher] = []
+        self.subscriptions: list[IntraSubscription] = []
+        self.last = None                                      # the last message published
+        self.callbacks: list[Callable[[Any], None]] = []      # served subscriptions, by message
+        self.raw_callbacks: list[Callable[[bytes], None]] = []   # served subscriptions, serialized
+
+
+class IntraProcessBus:
+    """Process-wide registry of the topics published and subscribed inside this process."""
+
+    def __init__(self):
+        self.enabled = False
+        self._topics: dict[str, _Topic] = {}
+        self._queue: deque = deque()
+        self.delivered = 0
+        self._warned: set[str] = set()
+
+    def enable(self, on: bool = True) -> None:
+        self.enabled = on
+
+    def _topic(self, name: str) -> _Topic:
+        topic = self._topics.get(name)
+        if topic is None:
+            topic = self._topics[name] = _Topic(name)
+        return topic
+
+    # --- registration ------------------------------------------------------------------------
+    def add_publisher(self, pub: IntraPublisher) -> None:
+        topic = self._topic(pub.topic)
+        topic.publishers.append(pub)
+        pub._bus_topic = topic
+        if len(topic.publishers) == 1:
+            for sub in topic.subscriptions:
+                sub._serve(True)
+            self._rebuild(topic)
+
+    def remove_publisher(self, pub: IntraPublisher) -> None:
+        topic = self._topics.get(pub.topic)
+        if topic is None or pub not in topic.publishers:
+            return
+        topic.publishers.remove(pub)
+        if not topic.publishers:
+            for sub in topic.subscriptions:
+                sub._serve(False)
+            self._rebuild(topic)
+
+    def add_subscription(self, sub: IntraSubscription) -> None:
+        topic = self._topic(sub.topic)
+        topic.subscriptions.append(sub)
+        sub._serve(bool(topic.publishers))
+        self._rebuild(topic)
+        if sub.served and sub.latched and topic.last is not None:
+            self._queue.append((sub.callback, serialize_message(topic.last) if sub.raw else topic.last))
+
+    def remove_subscription(self, sub: IntraSubscription) -> None:
+        topic = self._topics.get(sub.topic)
+        if topic is None or sub not in topic.subscriptions:
+            return
+        topic.subscriptions.remove(sub)
+        self._rebuild(topic)
+
+    @staticmethod
+    def _rebuild(topic: _Topic) -> None:
+        # lists replaced, never changed in place: a delivery loop in progress keeps its own
+        served = [s for s in topic.subscriptions if s.served]
+        topic.callbacks = [s.callback for s in served if not s.raw]
+        topic.raw_callbacks = [s.callback for s in served if s.raw]
+
+    # --- delivery ----------------------------------------------------------------------------
+    def queue(self, topic: _Topic, msg) -> None:
+        if msg is topic.last:
+            raise ValueError(f'{topic.name}: the same message object published twice in a row; in one '
+                             f'process its subscribers share it: publish a new (or another pooled) message')
+        topic.last = msg
+        callbacks, raw_callbacks = topic.callbacks, topic.raw_callbacks
+        q = self._queue
+        for cb in callbacks:
+            q.append((cb, msg))
+        if raw_callbacks:
+            data = serialize_message(msg)      # the content as published, whatever happens next
+            for cb in raw_callbacks:
+                q.append((cb, data))
+
+    def pending(self) -> int:
+        return len(self._queue)
+
+    def drain(self, budget_s: float = DRAIN_BUDGET) -> int:
+        """Deliver the queued messages in order, and those their callbacks publish, until the
+        queue is empty or ``budget_s`` of wall time has passed: a lockstep chain that feeds itself
+        entirely inside the process (drives -> ... -> drives) must not keep timers, services and
+        DDS readers (heartbeats, the supervisor's checks, the hil command) from running."""
+        q, n = self._queue, 0
+        end = _monotonic() + budget_s
+        while q:
+            cb, msg = q.popleft()
+            n += 1
+            cb(msg)                            # an exception ends the process, as on an executor
+            if not n % 16 and _monotonic() > end:
+                break
+        self.delivered += n
+        return n
+
+    def clear(self) -> None:
+        self._queue.clear()
+
+    def foreign_publishers(self, node) -> list[tuple[str, int]]:
+        """Topics served by the bus whose DDS graph shows publishers outside this process
+        (their messages do not reach the served subscriptions): (topic, how many), once each."""
+        found = []
+        for name, topic in self._topics.items():
+            if not topic.publishers or not any(s.served for s in topic.subscriptions) or name in self._warned:
+                continue
+            foreign = node.count_publishers(name) - len(topic.publishers)
+            if foreign > 0:
+                self._warned.add(name)
+                found.append((name, foreign))
+        return found
+
+
+BUS = IntraProcessBus()
+
+
+def eligible(topic: str) -> bool:
+    return BUS.enabled and not topic.startswith(_EXCLUDED_PREFIXES)
+
+
+def _latched(qos: QoSProfile) -> bool:
+    return qos.durability == DurabilityPolicy.TRANSIENT_LOCAL
+
+
+class IntraPublisher:
+    """A publisher of this process: local subscribers by call, DDS only when matched outside."""
+
+    def __init__(self, node, inner, lifecycle: bool, latched: bool, bus: IntraProcessBus = BUS):
+        self.inner = inner
+        self.topic = inner.topic_name
+        self.lifecycle = lifecycle
+        self.latched = latched
+        self._bus = bus
+        self._bus_topic: _Topic | None = None
+        bus.add_publisher(self)
+
+    def publish(self, msg) -> None:
+        inner = self.inner
+        if self.lifecycle and not inner.is_activated:
+            return                             # as LifecyclePublisher.publish: nothing goes out
+        self._bus.queue(self._bus_topic, msg)
+        if self.latched or inner.get_subscription_count():   # a reader outside the process
+            _dds_publish(inner, msg)      # (the lifecycle check is done above)
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
+_dds_publish = Publisher.publish
+
+
+class IntraSubscription:
+    """A subscription of this process: served by the bus while the topic has a publisher in the
+    process, else by its own DDS reader."""
+
+    def __init__(self, node, msg_type, topic: str, callback, qos: QoSProfile, raw: bool, kwargs: dict,
+                 bus: IntraProcessBus = BUS):
+        self.node = node
+        self.msg_type = msg_type
+        self.topic = topic
+        self.callback = callback
+        self.qos = qos
+        self.latched = _latched(qos)
+        self.raw = raw
+        self._kwargs = kwargs
+        self.served = False
+        self.inner = None                      # the DDS reader while not served by the bus
+        self._bus = bus
+        bus.add_subscription(self)
+
+    def _serve(self, by_bus: bool) -> None:
+        self.served = by_bus
+        if by_bus and self.inner is not None:
+            self.node._plain_destroy_subscription(self.inner)
+            self.inner = None
+        elif not by_bus and self.inner is None:
+            self.inner = self.node._plain_create_subscription(self.msg_type, self.topic, self.callback,
+                                                              self.qos, raw=self.raw, **self._kwargs)
+
+    def destroy(self) -> None:
+        self._bus.remove_subscription(self)
+        if self.inner is not None:
+            self.node._plain_destroy_subscription(self.inner)
+            self.inner = None
+
+    @property
+    def topic_name(self) -> str:
+        return self.topic
+
+    def __getattr__(self, name: str):
+        if self.inner is None:
+            raise AttributeError(f'{name}: the subscription of {self.topic} is served in-process')
+        return getattr(self.inner, name)
+
+
+def _as_qos(qos_profile) -> QoSProfile:
+    return QoSProfile(depth=qos_profile) if isinstance(qos_profile, int) else qos_profile
+
+
+class IntraProcessNode:
+    """Mixin (before rclpy's Node / LifecycleNode in the bases): publishers and subscriptions of
+    volatile topics go through ``BUS`` when it is enabled; everything else is plain rclpy."""
+
+    def create_publisher(self, msg_type, topic, qos_profile, **kwargs):
+        inner = super().create_publisher(msg_type, topic, qos_profile, **kwargs)
+        if not eligible(inner.topic_name) or kwargs.get('publisher_class'):
+            return inner
+        return IntraPublisher(self, inner, lifecycle=False, latched=_latched(_as_qos(qos_profile)))
+
+    def create_lifecycle_publisher(self, msg_type, topic, qos_profile, **kwargs):
+        inner = super().create_lifecycle_publisher(msg_type, topic, qos_profile, **kwargs)
+        if not eligible(inner.topic_name):
+            return inner
+        return IntraPublisher(self, inner, lifecycle=True, latched=_latched(_as_qos(qos_profile)))
+
+    def destroy_publisher(self, publisher) -> bool:
+        if isinstance(publisher, IntraPublisher):
+            BUS.remove_publisher(publisher)
+            publisher = publisher.inner
+        return super().destroy_publisher(publisher)
+
+    def destroy_lifecycle_publisher(self, publisher) -> bool:
+        if isinstance(publisher, IntraPublisher):
+            BUS.remove_publisher(publisher)
+            publisher = publisher.inner
+        return super().destroy_lifecycle_publisher(publisher)
+
+    def create_subscription(self, msg_type, topic, callback, qos_profile, *, raw: bool = False, **kwargs):
+        qos = _as_qos(qos_profile)
+        resolved = self.resolve_topic_name(topic)
+        if not eligible(resolved) or kwargs.get('content_filter_options') is not None:
+            return super().create_subscription(msg_type, topic, callback, qos_profile, raw=raw, **kwargs)
+        return IntraSubscription(self, msg_type, resolved, callback, qos, raw, kwargs)
+
+    def destroy_subscription(self, subscription) -> bool:
+        if isinstance(subscription, IntraSubscription):
+            subscription.destroy()
+            return True
+        return super().destroy_subscription(subscription)
+
+    # the plain rclpy entities behind an IntraSubscription
+    def _plain_create_subscription(self, msg_type, topic, callback, qos, **kwargs):
+        return super().create_subscription(msg_type, topic, callback, qos, **kwargs)
+
+    def _plain_destroy_subscription(self, subscription) -> bool:
+        return super().destroy_subscription(subscription)

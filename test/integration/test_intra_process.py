@@ -1,0 +1,183 @@
+"""hil_nodes.intra_process: delivery inside the one-process container, with real rclpy nodes.
+
+What is asserted: a subscription of a topic published in the process is served by the bus (no
+DDS reader) in publish order, deferred until the publishing callback returned; it switches to a
+DDS reader and back as the producer in the process comes and goes; a raw subscription gets the
+bytes of the message as published; a transient-local subscription served late gets the latched
+message; DDS carries a message out only to a reader that matched (never twice to a subscription
+of the process); an inactive lifecycle publisher delivers nothing; publishing one object twice
+in a row is refused; a publisher outside the process of a served topic is reported.
+"""
+from __future__ import annotations
+
+import pytest
+import rclpy
+from rclpy.lifecycle import LifecycleNode
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message, serialize_message
+from std_msgs.msg import Header, String
+
+from hil_nodes.intra_process import BUS, IntraProcessBus, IntraProcessNode, IntraPublisher
+
+VOLATILE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class Plain(IntraProcessNode, Node):
+    pass
+
+
+class Managed(IntraProcessNode, LifecycleNode):
+    pass
+
+
+@pytest.fixture
+def bus(ros):
+    IntraProcessBus.__init__(BUS)          # a clean registry for this test
+    BUS.enable()
+    made = []
+
+    def node(cls=Plain, name='n'):
+        n = cls(f'{name}_{len(made)}', context=ros.context)
+        ros.add_node(n)
+        made.append(n)
+        return n
+    yield node
+    BUS.enable(False)
+    BUS.clear()
+
+
+def header(sec: int) -> Header:
+    h = Header(frame_id=f'm{sec}')
+    h.stamp.sec = sec
+    return h
+
+
+def test_served_in_publish_order_after_the_publishing_callback_returned(ros, bus):
+    p, s, r = bus(name='p'), bus(name='s'), bus(name='r')
+    events = []
+    relay = s.create_publisher(Header, '/relayed', VOLATILE)
+
+    def on_header(msg):
+        events.append(('s start', msg.stamp.sec))
+        relay.publish(header(100 + msg.stamp.sec))
+        events.append(('s end', msg.stamp.sec))
+
+    sub = s.create_subscription(Header, '/chain', on_header, VOLATILE)
+    r.create_subscription(Header, '/relayed', lambda m: events.append(('r', m.stamp.sec)), VOLATILE)
+    pub = p.create_publisher(Header, '/chain', VOLATILE)
+    assert isinstance(pub, IntraPublisher) and sub.served and sub.inner is None   # no DDS reader
+
+    sent = [header(k) for k in (1, 2, 3)]
+    for msg in sent:
+        pub.publish(msg)
+    assert events == []                                  # deferred: nothing runs inside publish()
+    assert BUS.drain() == 6                              # 3 on /chain, then the 3 relayed
+    # every callback ran to completion before the next began, in publish order
+    assert events == [('s start', 1), ('s end', 1), ('s start', 2), ('s end', 2), ('s start', 3),
+                      ('s end', 3), ('r', 101), ('r', 102), ('r', 103)]
+
+
+def test_a_subscription_switches_between_dds_and_the_bus_as_the_producer_comes_and_goes(ros, bus):
+    s = bus(name='s')
+    got = []
+    sub = s.create_subscription(String, '/switch', lambda m: got.append(m.data), VOLATILE)
+    assert not sub.served and sub.inner is not None      # no producer in the process: DDS
+    outside = ros.node.create_publisher(String, '/switch', VOLATILE)   # not a bus publisher
+    ros.spin_until(lambda: outside.get_subscription_count() >= 1, what='the DDS reader of /switch')
+    outside.publish(String(data='over dds'))
+    ros.spin_until(lambda: got == ['over dds'], what='the DDS message')
+
+    p = bus(name='p')
+    pub = p.create_publisher(String, '/switch', VOLATILE)
+    assert sub.served and sub.inner is None
+    ros.spin_until(lambda: p.count_publishers('/switch') >= 2, what='both publishers in the graph')
+    assert BUS.foreign_publishers(p) == [('/switch', 1)]     # the outside one is not heard: said
+    assert BUS.foreign_publishers(p) == []                   # once
+    pub.publish(String(data='in process'))
+    BUS.drain()
+    assert got == ['over dds', 'in process']
+
+    p.destroy_publisher(pub)
+    assert not sub.served and sub.inner is not None
+    ros.spin_until(lambda: outside.get_subscription_count() >= 1, what='the DDS reader again')
+    outside.publish(String(data='dds again'))
+    ros.spin_until(lambda: got[-1] == 'dds again', what='the DDS message after the switch back')
+
+
+def test_a_raw_subscription_gets_the_message_as_it_was_published(ros, bus):
+    p, s = bus(name='p'), bus(name='s')
+    raw = []
+    s.create_subscription(Header, '/raw', raw.append, VOLATILE, raw=True)
+    pub = p.create_publisher(Header, '/raw', VOLATILE)
+    msg = header(7)
+    pub.publish(msg)
+    expected = serialize_message(msg)
+    msg.frame_id = 'changed after publish'               # (a rule breach: the bytes are safe anyway)
+    BUS.drain()
+    assert raw == [expected]
+    assert deserialize_message(raw[0], Header).frame_id == 'm7'
+
+
+def test_a_late_transient_local_subscription_gets_the_latched_message_a_volatile_one_does_not(ros, bus):
+    p, s = bus(name='p'), bus(name='s')
+    pub = p.create_publisher(String, '/latched', LATCHED)
+    pub.publish(String(data='state'))
+    BUS.drain()
+    late, late_volatile = [], []
+    s.create_subscription(String, '/latched', lambda m: late.append(m.data), LATCHED)
+    s.create_subscription(String, '/latched', lambda m: late_volatile.append(m.data), VOLATILE)
+    BUS.drain()
+    assert late == ['state'] and late_volatile == []
+
+
+def test_dds_carries_a_message_only_to_a_reader_that_matched_and_never_twice_in_process(ros, bus):
+    p, s = bus(name='p'), bus(name='s')
+    inside = []
+    s.create_subscription(String, '/out', lambda m: inside.append(m.data), VOLATILE)
+    pub = p.create_publisher(String, '/out', VOLATILE)
+    assert pub.get_subscription_count() == 0             # the served subscription has no reader
+    outside = ros.collect(String, '/out', VOLATILE)
+    ros.spin_until(lambda: pub.get_subscription_count() >= 1, what='the outside reader')
+    pub.publish(String(data='a'))
+    BUS.drain()
+    ros.spin_until(lambda: outside, what='the message over DDS')
+    ros.spin_for(0.2)
+    BUS.drain()
+    assert [m.data for m in outside] == ['a'] and inside == ['a']
+
+
+def test_an_inactive_lifecycle_publisher_delivers_nothing(ros, bus):
+    p, s = bus(Managed, 'p'), bus(name='s')
+    got = []
+    s.create_subscription(String, '/managed', lambda m: got.append(m.data), VOLATILE)
+    pub = p.create_lifecycle_publisher(String, '/managed', VOLATILE)
+    pub.publish(String(data='inactive'))
+    BUS.drain()
+    assert got == []
+    pub.on_activate(None)
+    pub.publish(String(data='active'))
+    BUS.drain()
+    assert got == ['active']
+
+
+def test_publishing_one_object_twice_in_a_row_is_refused(ros, bus):
+    p, s = bus(name='p'), bus(name='s')
+    s.create_subscription(String, '/twice', lambda m: None, VOLATILE)
+    pub = p.create_publisher(String, '/twice', VOLATILE)
+    msg = String(data='x')
+    pub.publish(msg)
+    with pytest.raises(ValueError, match='same message object'):
+        pub.publish(msg)
+
+
+def test_the_bus_is_off_for_a_node_alone_in_its_process(ros):
+    IntraProcessBus.__init__(BUS)
+    n = Plain('alone', context=ros.context)
+    try:
+        assert not isinstance(n.create_publisher(String, '/alone', VOLATILE), IntraPublisher)
+        sub = n.create_subscription(String, '/alone', lambda m: None, VOLATILE)
+        assert isinstance(sub, rclpy.subscription.Subscription)
+    finally:
+        n.destroy_node()
