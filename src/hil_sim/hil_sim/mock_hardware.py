@@ -90,7 +90,7 @@ class MockHardwareNode(HilLifecycleNode):
                                              self._on_command,
                                              qos.command(depth=50 if p.lockstep else 10, lockstep=p.lockstep))
         self._cycle = self.cycle_monitor('frame', p.frame_period)
-        self._js = JointState(name=list(self.robot.hardware.joint_names))
+        self._joint_names = list(self.robot.hardware.joint_names)
 
     def _make_watchdog(self) -> None:
         try:
@@ -233,8 +233,9 @@ class MockHardwareNode(HilLifecycleNode):
         who = f'the {self.robot.spec.name} rules' if layer == 'controller' else 'the guard'
         self.last_refusal = f'{layer}: {verdict.reason}'
         text = f'rejected command: refused by {who} ({verdict.reason}): {verdict.detail}'
-        self.get_logger().error(f'{text} (stamp {stamp * 1e-9:.6f} s)', throttle_duration_sec=1.0)
-        self.status(ERROR, text, **self._counters())
+        if self.due('refusal', 1.0):    # counted every time; told once per second (cost, see due())
+            self.get_logger().error(f'{text} (stamp {stamp * 1e-9:.6f} s)')
+            self.status(ERROR, text, **self._counters())
         if verdict.reason == 'size_mismatch':   # the controller is deactivated: the watchdog brakes
             self._watchdog_brake(self._watchdog.trip(f'{self.robot.spec.name} deactivated: {verdict.detail}'))
 
@@ -285,7 +286,7 @@ class MockHardwareNode(HilLifecycleNode):
         if self._clock_pub is not None:
             self._clock_pub.publish(ClockMsg(clock=stamp))
         states = self.plant.states()
-        js = self._js
+        js = JointState(name=self._joint_names)   # a new message per frame: it belongs to its subscribers
         js.header.stamp = stamp
         js.position = states['position'].tolist()
         js.velocity = states['velocity'].tolist()
