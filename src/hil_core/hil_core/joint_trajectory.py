@@ -187,11 +187,57 @@ def jtc_validate(traj: Trajectory, settings: JtcSettings, now_ns: int) -> Verdic
     return ACCEPTED
 
 
+_FIELDS = ('positions', 'velocities', 'accelerations', 'effort')
+
+
+def _field_rows(traj: Trajectory, what: str, width: int):
+    """The field of every point as one (points, width) array; ``()`` when no point fills it;
+    None when the points differ (some empty, other lengths): the per-point path decides."""
+    rows = [getattr(pt, what) for pt in traj.points]
+    if not any(rows):
+        return ()
+    if any(len(r) != width for r in rows):
+        return None
+    return np.array(rows, dtype=float)
+
+
 def guard_trajectory(traj: Trajectory, joints: Sequence[str], position_min=None, position_max=None,
                      velocity_max=None) -> Verdict:
     """The stricter layer, for a trajectory the JTC rules accepted: duplicate names, negative
     ``time_from_start``, NaN/inf anywhere, positions beyond [min, max], |velocity| above max.
-    Limits are in the order of ``joints`` (the controller's); None = unchecked."""
+    Limits are in the order of ``joints`` (the controller's); None = unchecked.
+
+    Whole arrays decide acceptance (the drives get 400 of these per second); anything that may
+    be refused goes through :func:`guard_trajectory_per_point`, the check point by point, which
+    names the first offending point and joint (and is the test oracle of this one)."""
+    names = traj.joint_names
+    if len(set(names)) != len(names) or any(pt.time_from_start_ns < 0 for pt in traj.points):
+        return guard_trajectory_per_point(traj, joints, position_min, position_max, velocity_max)
+    fields = {}
+    for what in _FIELDS:
+        rows = _field_rows(traj, what, len(names))
+        if rows is None or (len(rows) and not np.isfinite(rows).all()):
+            return guard_trajectory_per_point(traj, joints, position_min, position_max, velocity_max)
+        fields[what] = rows
+    sel = [(j, names.index(name)) for j, name in enumerate(joints) if name in names]
+    if sel:
+        cj, k = np.array(sel).T
+        q, v = fields['positions'], fields['velocities']
+        bad = False
+        if len(q):
+            q = q[:, k]
+            bad = ((position_min is not None and bool((q < np.asarray(position_min, dtype=float)[cj]).any()))
+                   or (position_max is not None and bool((q > np.asarray(position_max, dtype=float)[cj]).any())))
+        if not bad and len(v) and velocity_max is not None:
+            bad = bool((np.abs(v[:, k]) > np.asarray(velocity_max, dtype=float)[cj]).any())
+        if bad:
+            return guard_trajectory_per_point(traj, joints, position_min, position_max, velocity_max)
+    return ACCEPTED
+
+
+def guard_trajectory_per_point(traj: Trajectory, joints: Sequence[str], position_min=None, position_max=None,
+                               velocity_max=None) -> Verdict:
+    """:func:`guard_trajectory` point by point, joint by joint: the verdict and its message."""
     names = list(traj.joint_names)
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -248,6 +294,17 @@ def to_controller_order(traj: Trajectory, joints: Sequence[str], hold_positions=
     def column(what: str, fill):
         if not all(getattr(pt, what) for pt in traj.points):
             return None
+        rows = _field_rows(traj, what, len(names))
+        if rows is not None and len(rows):          # every point complete: whole arrays
+            out = np.empty((len(traj.points), len(joints)))
+            for j, name in enumerate(joints):
+                if name in names:
+                    out[:, j] = rows[:, names.index(name)]
+                elif fill is None:
+                    raise ValueError(f'joint {name} omitted and no hold position given')
+                else:
+                    out[:, j] = fill[j] if np.ndim(fill) else fill
+            return out
         rows = []
         for pt in traj.points:
             vals = getattr(pt, what)
