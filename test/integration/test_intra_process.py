@@ -106,6 +106,22 @@ def test_a_subscription_switches_between_dds_and_the_bus_as_the_producer_comes_a
     ros.spin_until(lambda: got[-1] == 'dds again', what='the DDS message after the switch back')
 
 
+def test_raw_bytes_end_where_the_message_ends(ros, bus):
+    """rclpy's serialize_message pads a JointState with empty fields past its end (the rmw's
+    size estimate); the recorder's bytes must be the message's, which rosbags reads strictly."""
+    from sensor_msgs.msg import JointState
+    from hil_nodes.bag import typestore
+    p, s = bus(name='p'), bus(name='s')
+    raw = []
+    s.create_subscription(JointState, '/js', raw.append, VOLATILE, raw=True)
+    pub = p.create_publisher(JointState, '/js', VOLATILE)
+    pub.publish(JointState(name=['a', 'b'], position=[1.0, 2.0], velocity=[], effort=[]))
+    BUS.drain()
+    assert len(serialize_message(JointState(name=['a', 'b'], position=[1.0, 2.0]))) > len(raw[0])
+    got = typestore().deserialize_cdr(raw[0], 'sensor_msgs/msg/JointState')
+    assert list(got.name) == ['a', 'b'] and list(got.position) == [1.0, 2.0] and len(got.effort) == 0
+
+
 def test_a_raw_subscription_gets_the_message_as_it_was_published(ros, bus):
     p, s = bus(name='p'), bus(name='s')
     raw = []
@@ -181,3 +197,14 @@ def test_the_bus_is_off_for_a_node_alone_in_its_process(ros):
         assert isinstance(sub, rclpy.subscription.Subscription)
     finally:
         n.destroy_node()
+
+
+def test_topics_many_nodes_publish_stay_on_dds(ros, bus):
+    """A heartbeat or status from a node in another process must reach the supervisor in the
+    container: those topics are never served by the bus."""
+    from hil_nodes import topics
+    p, s = bus(name='p'), bus(name='s')
+    for topic in (topics.HIL_HEARTBEAT, topics.DIAGNOSTICS, topics.HIL_EVENTS):
+        assert not isinstance(p.create_publisher(Header, topic, VOLATILE), IntraPublisher)
+        assert isinstance(s.create_subscription(Header, topic, lambda m: None, VOLATILE),
+                          rclpy.subscription.Subscription)

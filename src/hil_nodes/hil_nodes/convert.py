@@ -218,7 +218,6 @@ def trajectory_from_msg(msg):
 
     def ns(t):
         return int(t.sec) * 1_000_000_000 + int(t.nanosec)
-    points = tuple(Point(ns(p.time_from_start), tuple(float(v) for v in p.positions),
-                         tuple(float(v) for v in p.velocities), tuple(float(v) for v in p.accelerations),
-                         tuple(float(v) for v in p.effort)) for p in msg.points)
+    points = tuple(Point(ns(p.time_from_start), tuple(map(float, p.positions)), tuple(map(float, p.velocities)),
+                         tuple(map(float, p.accelerations)), tuple(map(float, p.effort))) for p in msg.points)
     return Trajectory(tuple(msg.joint_names), points, ns(msg.header.stamp))

@@ -30,6 +30,8 @@ Rules (those of rclcpp's intra-process communication, where they apply):
   a node that is half way through its own;
 * a publisher of the same topic outside the process is not heard by a subscription served by the
   bus: ``foreign_publishers`` finds such topics (the container logs an error once per topic).
+  Topics that many nodes publish by design (statuses, heartbeats, events: ``topics.SHARED_TOPICS``,
+  a few per second each) stay on DDS.
 
 The bus is off unless the process hosts more than one node (``enable``); a node alone in its
 process (``--isolated``, ``ros2 run``, the tests) creates plain rclpy publishers and subscriptions.
@@ -43,6 +45,8 @@ from typing import Any, Callable
 from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.serialization import serialize_message
+
+from hil_nodes.topics import SHARED_TOPICS
 
 DRAIN_BUDGET = 0.005     # wall s of deliveries before the executor gets its turn again
 _monotonic = time.monotonic
@@ -108,7 +112,7 @@ class IntraProcessBus:
         sub._serve(bool(topic.publishers))
         self._rebuild(topic)
         if sub.served and sub.latched and topic.last is not None:
-            self._queue.append((sub.callback, serialize_message(topic.last) if sub.raw else topic.last))
+            self._queue.append((sub.callback, serialize_exact(topic.last) if sub.raw else topic.last))
 
     def remove_subscription(self, sub: IntraSubscription) -> None:
         topic = self._topics.get(sub.topic)
@@ -123,6 +127,9 @@ class IntraProcessBus:
         served = [s for s in topic.subscriptions if s.served]
         topic.callbacks = [s.callback for s in served if not s.raw]
         topic.raw_callbacks = [s.callback for s in served if s.raw]
+        if topic.raw_callbacks:                # (loading rosbags' types takes ~0.2 s: not mid-run)
+            for pub in topic.publishers:
+                _trimmer_of(pub.inner.msg_type)
 
     # --- delivery ----------------------------------------------------------------------------
     def queue(self, topic: _Topic, msg) -> None:
@@ -135,7 +142,7 @@ class IntraProcessBus:
         for cb in callbacks:
             q.append((cb, msg))
         if raw_callbacks:
-            data = serialize_message(msg)      # the content as published, whatever happens next
+            data = serialize_exact(msg)        # the content as published, whatever happens next
             for cb in raw_callbacks:
                 q.append((cb, data))
 
@@ -177,9 +184,61 @@ class IntraProcessBus:
 
 BUS = IntraProcessBus()
 
+_TRIMMERS: dict[type, object] = {}
+
+
+def serialize_exact(msg) -> bytes:
+    """The CDR bytes a DDS reader would take for ``msg``. rclpy's ``serialize_message`` returns
+    rmw_fastrtps' *estimated* length, which counts alignment for empty sequences that the
+    serializer never writes: a JointState or JointTrajectory with empty fields comes out with up
+    to tens of bytes of garbage after its end (ros2 bag ignores them, rosbags refuses the
+    message). For a type with sequences the true length comes from rosbags' generated size
+    function, which reads the rclpy message as it is (1-7 us; names and layout are the same)."""
+    data = serialize_message(msg)
+    trim = _trimmer_of(type(msg))
+    if trim is None:
+        return data
+    msgdef, store = trim
+    return data[:4 + msgdef.getsize_cdr(0, msg, store)]
+
+
+_UNKNOWN = object()
+
+
+def _trimmer_of(cls):
+    trim = _TRIMMERS.get(cls, _UNKNOWN)
+    if trim is _UNKNOWN:
+        trim = _TRIMMERS[cls] = _trimmer(cls)
+    return trim
+
+
+def _has_sequences(cls) -> bool:
+    import importlib
+    for ftype in cls.get_fields_and_field_types().values():
+        if 'sequence<' in ftype:
+            return True
+        base = ftype.split('[')[0]
+        if '/' in base:
+            pkg, name = base.split('/')
+            if _has_sequences(getattr(importlib.import_module(f'{pkg}.msg'), name)):
+                return True
+    return False
+
+
+def _trimmer(cls):
+    if not _has_sequences(cls):
+        return None                            # fixed layout: the estimate is the length
+    from hil_nodes.bag import typestore
+    store = typestore()
+    module = cls.__module__.split('.')         # e.g. sensor_msgs.msg._joint_state
+    try:
+        return store.get_msgdef(f'{module[0]}/msg/{cls.__name__}'), store
+    except KeyError:
+        return None                            # a type rosbags does not know: as rclpy gives it
+
 
 def eligible(topic: str) -> bool:
-    return BUS.enabled and not topic.startswith(_EXCLUDED_PREFIXES)
+    return BUS.enabled and topic not in SHARED_TOPICS and not topic.startswith(_EXCLUDED_PREFIXES)
 
 
 def _latched(qos: QoSProfile) -> bool:

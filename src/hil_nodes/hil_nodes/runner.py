@@ -22,7 +22,7 @@ from hil_nodes import base, rt_setup
 from hil_nodes.intra_process import BUS
 
 FOREIGN_CHECK_PERIOD = 2.0     # wall s between checks for publishers outside the process
-EXECUTOR_TURNS = 4             # executor events handled between two drains that ran out of budget
+EXECUTOR_SLICE = 0.001         # wall s for the executor's events between two drains that ran out of budget
 
 
 def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: False,
@@ -39,9 +39,12 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
         while rclpy.ok() and not should_stop():
             if BUS.pending():
                 # the last drain ran out of its budget (a lockstep chain feeds itself inside the
-                # process): the executor's ready events (timers, services, DDS) get a few turns,
-                # without waiting, so heartbeats and the supervisor's checks keep their pace
-                for _ in range(EXECUTOR_TURNS):
+                # process): the executor's ready events (timers, services, DDS readers) get a
+                # slice of wall time, without waiting, so heartbeats, the supervisor's checks and
+                # the hil command keep their pace (an idle turn costs ~80 us here)
+                end = time.monotonic() + EXECUTOR_SLICE
+                executor.spin_once(timeout_sec=0.0)
+                while time.monotonic() < end:
                     executor.spin_once(timeout_sec=0.0)
             else:
                 executor.spin_once(timeout_sec=timeout_sec)
