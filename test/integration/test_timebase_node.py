@@ -184,6 +184,10 @@ def test_real_time_timer_commands_every_move(ros):
         assert [list(p.velocities) for p in msg.points[:4]] == [list(p.velocities) for p in prev.points[-4:]]
     q = np.array([p.positions for m in rig.out for p in m.points])
     assert np.all(np.isfinite(q)) and np.abs(q).max() < 0.01
+    # the W-R distance the health counters expect: one pose less than the default, as the reader
+    # clock runs one frame ahead (the delay reader clock - reproduced stamp is the same 4 T)
+    ros.spin_until(lambda: any('expected_distance' in v for _, _, v in status_of(rig.diags)), 10, 'a status')
+    assert [v['expected_distance'] for _, _, v in status_of(rig.diags) if 'expected_distance' in v][-1] == '1'
 
 
 def test_lockstep_with_the_mock_hexapod_follows_the_ik_of_the_references(ros):

@@ -12,6 +12,7 @@ Each source calls ``node.ingest(stamps_ns, wrench_si, flagged)`` with samples in
 from __future__ import annotations
 
 import abc
+import time
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
@@ -24,6 +25,10 @@ from hil_nodes import topics
 from hil_nodes.base import WARN
 from hil_nodes.convert import stamp_to_ns, wrench_to_array
 from hil_nodes.netft_source import NetFTSource
+
+
+# real time: samples are read this long after their publish-grid instant (a sensor's transport)
+GRID_READ_OFFSET_NS = 200_000
 
 
 class MockSource:
@@ -62,17 +67,31 @@ class _GridSource(abc.ABC):
         if p.lockstep:
             self.sub = node.create_subscription(ClockMsg, topics.CLOCK, lambda m: self._advance(stamp_to_ns(m.clock)),
                                                 QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT))
-        else:
-            self.timer = node.create_timer(1.0 / p.publish_rate,
-                                           lambda: self._advance(node.get_clock().now().nanoseconds))
 
     def activate(self) -> None:
         self._prev = None
         sim = self.node.get_parameter('use_sim_time').value
         self._origin = 0 if sim else self.node.get_clock().now().nanoseconds // self.period_ns * self.period_ns
+        if not self.node.p.lockstep and self.timer is None:
+            self._start_aligned_timer()
+
+    def _start_aligned_timer(self) -> None:
+        """Real time: read the samples just after each publish-grid instant, as a streaming
+        sensor delivers them. An rclpy timer keeps the phase of its creation; one created at a
+        random phase published the sample of instant t up to a whole period later, and the
+        chain's reference for frame t then came after the time base had moved on to t + T: a
+        frame late, every frame (W-R off its default and the time-base factor saturated)."""
+        node = self.node
+        period_ns = int(round(1e9 / node.p.publish_rate))
+        now = node.get_clock().now().nanoseconds
+        time.sleep(((-now) % period_ns + GRID_READ_OFFSET_NS) * 1e-9)
+        self.timer = node.create_timer(period_ns * 1e-9, lambda: self._advance(node.get_clock().now().nanoseconds))
 
     def deactivate(self) -> None:
         self._prev = None
+        if self.timer is not None:
+            self.node.destroy_timer(self.timer)
+            self.timer = None
 
     def _advance(self, now_ns: int) -> None:
         if not self.node.active or (self._prev is not None and now_ns <= self._prev):

@@ -107,6 +107,9 @@ class TimebaseNode(HilLifecycleNode):
         self.times = np.arange(1, self.cfg.servo_per_move + 1) * p.servo_period
         # real time: lead_frames ahead, and the previous frame's points repeated in every message
         self.lead_ns = 0 if p.lockstep else p.lead_frames * self.frame_ns
+        # the W-R index distance at the designed delay: a reader clock lead_frames ahead reads
+        # that many poses further on (the delay, reader clock - reproduced stamp, stays the same)
+        self.expected_distance = p.default_distance - (0 if p.lockstep else p.lead_frames)
         n_out = self.cfg.servo_per_move * (1 + (p.lead_frames if not p.lockstep else 0))
         self.out_times = np.arange(1, n_out + 1) * p.servo_period
         self._messages = convert.TrajectoryMessages(p.joint_names, p.servo_period)
@@ -304,7 +307,7 @@ class TimebaseNode(HilLifecycleNode):
         c['servo_cycles'] += len(n)
         c['saturated_cycles'] += int(np.count_nonzero(np.abs(n) >= self.cfg.max_steps))
         c['factor_off_cycles'] += int(np.count_nonzero(np.abs(n) > 2))
-        if not eng.holding and out.distances[-1] != self.cfg.default_distance:
+        if not eng.holding and out.distances[-1] != self.expected_distance:
             c['distance_off_frames'] += 1
 
     def _metrics(self) -> dict:
@@ -313,7 +316,7 @@ class TimebaseNode(HilLifecycleNode):
         if eng is None or not eng.started:
             return values
         out = getattr(self, '_last_out', None)
-        values.update(distance=eng.buffer.distance, factor=eng.control.factor,
+        values.update(distance=eng.buffer.distance, expected_distance=self.expected_distance, factor=eng.control.factor,
                       underruns=eng.underruns, holds=eng.holds, overruns=eng.buffer.overruns,
                       holding=eng.holding, ik_fault=eng.fault or '')
         if out is not None:
