@@ -10,13 +10,17 @@ import pytest
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('RMW_IMPLEMENTATION', 'rmw_fastrtps_cpp')
 os.environ.setdefault('MPLBACKEND', 'Agg')
-_DOMAIN_BASE = random.SystemRandom().randrange(1, 200)
+# Under pytest-xdist (`make test` runs two workers) each worker has its own share of the
+# domains 1-200, so two tests running at once never share one.
+_WORKER = int(os.environ.get('PYTEST_XDIST_WORKER', 'gw0')[2:] or 0)
+_SLOTS = 200 // max(1, int(os.environ.get('PYTEST_XDIST_WORKER_COUNT', '1')))
+_DOMAIN_BASE = random.SystemRandom().randrange(0, _SLOTS)
 _domain_counter = [0]
 
 
 def next_domain_id() -> int:
     _domain_counter[0] += 1
-    return 1 + (_DOMAIN_BASE + _domain_counter[0]) % 200
+    return 1 + _WORKER * _SLOTS + (_DOMAIN_BASE + _domain_counter[0]) % _SLOTS
 
 
 @pytest.fixture
