@@ -233,7 +233,8 @@ class MockHardwareNode(HilLifecycleNode):
         who = f'the {self.robot.spec.name} rules' if layer == 'controller' else 'the guard'
         self.last_refusal = f'{layer}: {verdict.reason}'
         text = f'rejected command: refused by {who} ({verdict.reason}): {verdict.detail}'
-        if self.due('refusal', 1.0):    # counted every time; told once per second (cost, see due())
+        if self.due(f'refusal {layer} {verdict.reason}', 1.0):   # counted every time; each reason told
+            # at most once per second (rclpy logs cost ~0.8 ms, see due())
             self.get_logger().error(f'{text} (stamp {stamp * 1e-9:.6f} s)')
             self.status(ERROR, text, **self._counters())
         if verdict.reason == 'size_mismatch':   # the controller is deactivated: the watchdog brakes
