@@ -1,6 +1,7 @@
 """`hil bench realtime`: the real-time budget of issue 15, measured on whole runs.
 
-For Hexafloat in real time (impulse_3hz, recorder on) in one process and isolated, and the
+For Hexafloat in real time (impulse_3hz, recorder on) in one process (with and without
+intra-process delivery), isolated, and with the drives and the recorder apart (LAYOUTS), and the
 lockstep speed in one process, it runs `hil run` and prints:
 * CPU-s per sim-s in total (every process, the `hil` command included) and per process;
 * per node: callback CPU-s per sim-s and cycle overruns (the nodes' "<node>: cycle" statuses);
@@ -11,6 +12,7 @@ lockstep speed in one process, it runs `hil run` and prints:
 * `hil report`'s transparency figures on the bag (delay, gain, phase RMSE, coherence).
 Then space-iiwa and hybrid5 in real time with their CPU per sim-s.
 
+Arguments: layouts and parts to run (default all), e.g. `hil bench realtime one_process lockstep`.
 Environment: HIL_BENCH_DURATION (s, default 60), HIL_BENCH_RT=1 adds --rt (SCHED_FIFO).
 Nothing here is asserted: these are the figures for the README's "Real time" section.
 """
@@ -34,9 +36,9 @@ RT = ['--rt'] if os.environ.get('HIL_BENCH_RT') == '1' else []
 DOMAIN = str(200 + os.getpid() % 30)
 
 
-def _run(args: list[str], timeout: float) -> tuple[int, dict[str, str], str]:
+def _run(args: list[str], timeout: float, env: dict | None = None) -> tuple[int, dict[str, str], str]:
     cmd = [sys.executable, '-m', 'hil_nodes.cli.main', 'run', *args, '--domain-id', DOMAIN, '--quiet']
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
     summary = dict(line.split(': ', 1) for line in res.stdout.splitlines() if ': ' in line)
     return res.returncode, summary, res.stderr
 
@@ -110,11 +112,23 @@ def _report_figures(prefix: str, bag: str) -> None:
         _print(f'{prefix}.report.verdict', str(verdict).replace(' ', '_')[:160])
 
 
+# layout -> (hil run options, environment)
+LAYOUTS = {
+    'one_process': ([], {}),
+    # the same without intra-process delivery (every message through DDS, as before it)
+    'one_process_dds': ([], {'HIL_INTRA_PROCESS': '0'}),
+    'isolated': (['--isolated'], {}),
+    # the lab's split: the drives (hardware there) and the recorder (ros2 bag record there) in
+    # processes of their own, the algorithm chain in one, on this machine's two cores
+    'drives_apart': (['--own-process', 'mock_hexapod', '--own-process', 'recorder'], {}),
+}
+
+
 def hexafloat_realtime(layout: str) -> None:
     out = tempfile.mkdtemp(prefix='hil_bench_rt_')
-    extra = ['--isolated'] if layout == 'isolated' else []
+    extra, env = LAYOUTS[layout]
     rc, s, err = _run(['hexafloat', '--realtime', '--scenario', 'impulse_3hz', '--duration', str(DURATION),
-                       '--record', out, *extra, *RT], timeout=DURATION * 4 + 300)
+                       '--record', out, *extra, *RT], timeout=DURATION * 4 + 300, env=env)
     prefix = f'hexafloat.realtime.{layout}'
     _summary_figures(prefix, rc, s)
     if s.get('rt'):
@@ -126,9 +140,9 @@ def hexafloat_realtime(layout: str) -> None:
 
 
 def hexafloat_lockstep() -> None:
-    rc, s, _ = _run(['hexafloat', '--duration', '10'], timeout=1800)
-    prefix = 'hexafloat.lockstep.one_process'
-    _summary_figures(prefix, rc, s)
+    for name, env in (('one_process', {}), ('one_process_dds', {'HIL_INTRA_PROCESS': '0'})):
+        rc, s, _ = _run(['hexafloat', '--duration', '10'], timeout=1800, env=env)
+        _summary_figures(f'hexafloat.lockstep.{name}', rc, s)
 
 
 def _peak_slider_acceleration(bag: str) -> float:
@@ -177,11 +191,10 @@ def other_systems() -> None:
 
 
 if __name__ == '__main__':
-    which = sys.argv[1:] or ['one_process', 'isolated', 'lockstep', 'others', 'hog']
-    if 'one_process' in which:
-        hexafloat_realtime('one_process')
-    if 'isolated' in which:
-        hexafloat_realtime('isolated')
+    which = sys.argv[1:] or [*LAYOUTS, 'lockstep', 'others', 'hog']
+    for layout in LAYOUTS:
+        if layout in which:
+            hexafloat_realtime(layout)
     if 'lockstep' in which:
         hexafloat_lockstep()
     if 'others' in which:
