@@ -28,8 +28,10 @@ Rules (those of rclcpp's intra-process communication, where they apply):
   drain gives the executor its turn back after ``DRAIN_BUDGET``. Every callback
   runs to completion before the next starts, as it does on an executor: no callback can re-enter
   a node that is half way through its own;
-* a publisher of the same topic outside the process is not heard by a subscription served by the
-  bus: ``foreign_publishers`` finds such topics (the container logs an error once per topic).
+* a publisher of the same topic outside the process (a node in another process, ``ros2 topic
+  pub``, a test injecting bad input) is found by a graph check every half second
+  (``fall_back_to_dds``): that topic then goes over DDS in the process too, so every publisher
+  is heard (as before the bus, at its cost).
   Topics that many nodes publish by design (statuses, heartbeats, events: ``topics.SHARED_TOPICS``,
   a few per second each) stay on DDS.
 
@@ -56,13 +58,14 @@ _EXCLUDED_PREFIXES = ('/parameter_events', '/rosout')
 
 
 class _Topic:
-    __slots__ = ('name', 'publishers', 'subscriptions', 'callbacks', 'raw_callbacks', 'last')
+    __slots__ = ('name', 'publishers', 'subscriptions', 'callbacks', 'raw_callbacks', 'last', 'on_dds')
 
     def __init__(self, name: str):
         self.name = name
         self.publishers: list[IntraPublisher] = []
         self.subscriptions: list[IntraSubscription] = []
         self.last = None                                      # the last message published
+        self.on_dds = False                                   # publishers outside the process too: DDS only
         self.callbacks: list[Callable[[Any], None]] = []      # served subscriptions, by message
         self.raw_callbacks: list[Callable[[bytes], None]] = []   # served subscriptions, serialized
 
@@ -87,14 +90,18 @@ class IntraProcessBus:
         return topic
 
     # --- registration ------------------------------------------------------------------------
+    def _serve_all(self, topic: _Topic) -> None:
+        by_bus = bool(topic.publishers) and not topic.on_dds
+        for sub in topic.subscriptions:
+            sub._serve(by_bus)
+        self._rebuild(topic)
+
     def add_publisher(self, pub: IntraPublisher) -> None:
         topic = self._topic(pub.topic)
         topic.publishers.append(pub)
         pub._bus_topic = topic
         if len(topic.publishers) == 1:
-            for sub in topic.subscriptions:
-                sub._serve(True)
-            self._rebuild(topic)
+            self._serve_all(topic)
 
     def remove_publisher(self, pub: IntraPublisher) -> None:
         topic = self._topics.get(pub.topic)
@@ -102,14 +109,13 @@ class IntraProcessBus:
             return
         topic.publishers.remove(pub)
         if not topic.publishers:
-            for sub in topic.subscriptions:
-                sub._serve(False)
-            self._rebuild(topic)
+            topic.on_dds = False               # (checked again when a producer comes back)
+            self._serve_all(topic)
 
     def add_subscription(self, sub: IntraSubscription) -> None:
         topic = self._topic(sub.topic)
         topic.subscriptions.append(sub)
-        sub._serve(bool(topic.publishers))
+        sub._serve(bool(topic.publishers) and not topic.on_dds)
         self._rebuild(topic)
         if sub.served and sub.latched and topic.last is not None:
             self._queue.append((sub.callback, serialize_exact(topic.last) if sub.raw else topic.last))
@@ -168,16 +174,21 @@ class IntraProcessBus:
     def clear(self) -> None:
         self._queue.clear()
 
-    def foreign_publishers(self, node) -> list[tuple[str, int]]:
-        """Topics served by the bus whose DDS graph shows publishers outside this process
-        (their messages do not reach the served subscriptions): (topic, how many), once each."""
+    def fall_back_to_dds(self, node) -> list[tuple[str, int]]:
+        """Served topics that have publishers outside the process too (a node in another process,
+        ``ros2 topic pub``, a test injecting input): their subscriptions go back to DDS readers,
+        which hear every publisher (the process's own ones then write to DDS, as they have a
+        reader). rclpy's EventsExecutor cannot pass a message's publisher id to a callback
+        (``SystemError``), so a bus-and-DDS mix could not drop the process's own messages.
+        Returns the topics switched now, (topic, publishers outside)."""
         found = []
         for name, topic in self._topics.items():
-            if not topic.publishers or not any(s.served for s in topic.subscriptions) or name in self._warned:
+            if not topic.publishers or topic.on_dds or not any(s.served for s in topic.subscriptions):
                 continue
             foreign = node.count_publishers(name) - len(topic.publishers)
             if foreign > 0:
-                self._warned.add(name)
+                topic.on_dds = True
+                self._serve_all(topic)
                 found.append((name, foreign))
         return found
 
@@ -251,6 +262,7 @@ class IntraPublisher:
     def __init__(self, node, inner, lifecycle: bool, latched: bool, bus: IntraProcessBus = BUS):
         self.inner = inner
         self.topic = inner.topic_name
+        self.node_name, self.node_namespace = node.get_name(), node.get_namespace()
         self.lifecycle = lifecycle
         self.latched = latched
         self._bus = bus

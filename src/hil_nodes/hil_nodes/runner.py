@@ -21,7 +21,7 @@ from rclpy.node import Node
 from hil_nodes import base, rt_setup
 from hil_nodes.intra_process import BUS
 
-FOREIGN_CHECK_PERIOD = 2.0     # wall s between checks for publishers outside the process
+FOREIGN_CHECK_PERIOD = 0.5     # wall s between checks for publishers outside the process
 EXECUTOR_SLICE = 0.001         # wall s for the executor's events between two drains that ran out of budget
 
 
@@ -52,7 +52,7 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
                 BUS.drain()
                 if time.monotonic() >= next_check:
                     next_check = time.monotonic() + FOREIGN_CHECK_PERIOD
-                    _warn_foreign_publishers(nodes[0])
+                    _fall_back_for_outside_publishers(nodes[0])
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
@@ -68,12 +68,10 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
             node.destroy_node()
 
 
-def _warn_foreign_publishers(node: Node) -> None:
-    for topic, n in BUS.foreign_publishers(node):
-        node.get_logger().error(
-            f'{topic} has {n} publisher(s) outside this process: the nodes of this process that '
-            f'subscribe to it hear only its publisher(s) inside the process (intra-process delivery; '
-            f'run the node alone with --own-process or --isolated to hear both)')
+def _fall_back_for_outside_publishers(node: Node) -> None:
+    for topic, n in BUS.fall_back_to_dds(node):
+        node.get_logger().info(f'{topic}: {n} publisher(s) outside this process as well: delivered over '
+                               f'DDS in this process too, so every publisher is heard')
 
 
 def intra_process_wanted(n_nodes: int) -> bool:
