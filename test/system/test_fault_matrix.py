@@ -131,6 +131,12 @@ def _bad_inputs(node: str, sim: float) -> tuple[str, list[tuple]]:
 
 def _inject(watch: Watch, fault: str, node: str, domain: int) -> str:
     if fault == 'bad':
+        # a reader of the input must have matched first: in the one-process container the topic
+        # has one only once the container saw the watch's publisher (hil_nodes.intra_process goes
+        # back to DDS for it), two discovery rounds on a loaded machine; stamped after that
+        for msg_type, topic, qos_profile, _ in _bad_inputs(node, watch.sim)[1]:
+            pub = watch.publisher(msg_type, topic, qos_profile)
+            watch.spin_until(lambda: pub.get_subscription_count() > 0, 20)
         what, sends = _bad_inputs(node, watch.sim)
         for msg_type, topic, qos_profile, messages in sends:
             watch.publish(msg_type, topic, qos_profile, messages)
