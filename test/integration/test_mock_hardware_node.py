@@ -164,15 +164,23 @@ def test_jtc_refusals_by_rule_and_layer_while_the_trajectory_goes_on(ros, tmp_pa
         (lambda s: trajectory(s, good, [np.full(6, 2.0)] * 3 + [np.zeros(6)]), 'guard', 'velocity_limit'),
     ]
     for make, layer, reason in cases:
-        rig.send(make(rig.stamp()))               # the refused command still answers its frame
+        before = rig.stamp()
+        rig.pub.publish(make(before))             # refused: its frame goes on waiting for a valid one
         ros.spin_until(lambda: any(f'({reason})' in m for m in rig.messages()), 10, reason)
-    for _ in range(60):                           # no new command: the first trajectory's end is held
-        rig.send(trajectory(rig.stamp(), good[:1], names=NAMES[:5], times=[SUB]))
-    np.testing.assert_allclose(rig.js[-1].position, target, atol=1e-9)
+        assert rig.stamp() == before
+    for i in range(60):                           # (one at a time: the publisher keeps the last 10)
+        rig.pub.publish(trajectory(rig.stamp(), good[:1], names=NAMES[:5], times=[SUB]))
+        ros.spin_until(lambda: sum(rig.node.refused.values()) == 10 + i, 10, f'refusal {10 + i}')
     ros.spin_until(lambda: rig.values() and rig.values()[-1]['rejected_commands'] == '69', 10, 'counters')
     v = rig.values()[-1]
     assert (v['refused_by_controller'], v['refused_by_guard'], v['stale_commands']) == ('65', '4', '0')
-    assert not rig.fault()                        # 69 frames = 0.17 s of sim time < command_timeout 0.2 s
+    frame = rig.stamp()
+    rig.send(trajectory(frame, good, [np.zeros(6)] * 4))   # the frame's valid command, after 69 refused:
+    assert rig.stamp() == frame + rig.node.frame_ns          # taken, the frame goes on
+    for _ in range(60):
+        rig.send(trajectory(rig.stamp(), good, [np.zeros(6)] * 4))
+    np.testing.assert_allclose(rig.js[-1].position, target, atol=1e-9)   # at the target, no stop
+    assert not rig.fault()
 
 
 def test_real_time_refuses_a_trajectory_that_ended_in_the_past(ros):

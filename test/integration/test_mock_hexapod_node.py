@@ -179,12 +179,16 @@ def test_bad_commands_rejected_with_diagnostic_and_joints_hold(ros, case, reason
         'names': command(stamp, good, names=NAMES[:5] + ['elbow']),
         'limits': command(stamp, [[0.5] * 6] * 4),
     }[case]
-    rig.send_and_wait(msg)
+    frames = len(rig.js)
+    rig.pub.publish(msg)
     ros.spin_until(lambda: any(lvl == b'\x02' and reason in m for lvl, m, _ in mock_values(rig.diag)),
                    10, 'rejection diagnostic')
-    for _ in range(3):          # the drives keep the last valid setpoint, frame after frame
-        rig.send_and_wait(msg.__class__(header=msg.header.__class__(stamp=ns_to_stamp(rig.last_stamp())),
-                                        joint_names=msg.joint_names, points=msg.points))
+    # a refused command does not take its frame's place: the frame still waits for a valid one
+    assert len(rig.js) == frames and rig.last_stamp() == stamp
+    for _ in range(3):          # refused again, then the frame's valid command: taken, no jump
+        rig.pub.publish(msg.__class__(header=msg.header.__class__(stamp=ns_to_stamp(rig.last_stamp())),
+                                      joint_names=msg.joint_names, points=msg.points))
+        rig.send_and_wait(rig.hold_command(rig.last_stamp(), np.array(held)))
         assert np.allclose(rig.js[-1].position, held, atol=1e-9)
     ros.spin_until(lambda: any(v.get('rejected_commands') == '4' for _, _, v in mock_values(rig.diag)),
                    10, 'rejected_commands = 4')

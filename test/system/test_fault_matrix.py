@@ -311,9 +311,6 @@ LATE_HOLD = pytest.mark.xfail(strict=True, reason=(
 # on when the exit is reported). These rows assert today's measured bound, so a worse stop fails.
 PLANNER_STOP_EXCESS = 1.35
 PLANNER_STOP_NODES = ('ft_sensor', 'admittance', 'kinematics')
-REFUSED_SLOT = pytest.mark.xfail(strict=True, reason=(
-    "a refused command takes its frame's place in the mock (hil_sim.mock_hardware stores None for it): that "
-    'frame holds, and the valid command of the frame is dropped as a duplicate (a hold, then a jump back)'))
 
 
 def _rows(marks: dict) -> list:
@@ -364,7 +361,7 @@ def test_stall_is_never_clean_and_never_jumps(tmp_path, node):
     check_motion(row)
 
 
-@pytest.mark.parametrize('node', _rows({'mock_hexapod': REFUSED_SLOT}))
+@pytest.mark.parametrize('node', NODES)
 def test_bad_input_is_refused_with_a_diagnostic_and_never_moves_the_robot(tmp_path, node):
     row = run_row(tmp_path, 'bad', node)
     _report(row)

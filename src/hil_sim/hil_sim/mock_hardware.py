@@ -203,6 +203,11 @@ class MockHardwareNode(HilLifecycleNode):
             self._watchdog.command_ok()
         else:
             self._refuse(verdict, stamp)
+            if p.lockstep and self.robot.spec.trajectory:
+                # a stamped command's frame goes on waiting for a valid one (a refused one taking
+                # its place made it hold, then the valid one was dropped as a duplicate: a jump);
+                # forward commands pair by arrival: a refused one still uses up its frame
+                return
         entry = verdict.entry
         if not p.lockstep:
             # applied in the frame of arrival (after the frames still due before it)
