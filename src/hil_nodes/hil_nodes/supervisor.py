@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from lifecycle_msgs.msg import State, TransitionEvent
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
@@ -28,14 +28,13 @@ from std_srvs.srv import Trigger
 from hil_core.lifecycle_plan import bring_up_plan, check_node_list, shutdown_plan
 from hil_core.liveness import LivenessMonitor, normalize_name
 from hil_core.modes import Event, HilMode, ModeMachine, Request, Transition
-from hil_core.status_names import NO_HARDWARE, status_name
 from hil_nodes import qos, topics
-from hil_nodes.base import ERROR, OK, WARN, _fmt
 from hil_nodes.convert import stamp_to_ns
 from hil_nodes.intra_process import IntraProcessNode
 from hil_nodes.lifecycle_driver import LifecycleDriver, SequenceResult
 from hil_nodes.runner import run
 from hil_nodes.supervisor_health import HealthWatch
+from hil_nodes.supervisor_status import publish_status
 from hil_nodes.supervisor_params import PARAMS, health_config, load_parameters
 
 __all__ = ['PARAMS', 'SupervisorNode', 'main']
@@ -44,7 +43,6 @@ EXIT_GRACE = 1.0     # wall s after a reported process exit during which its hea
 FRAME_WATCH_PERIOD = 0.02   # s: real-time frame tick while nobody reads /hil/frame
 _STOPPABLE = frozenset({HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RUNNING})
 RESTARTED = 'unknown (heartbeat back after death)'   # state label of a node that came back
-STATUS_TASK = 'run'      # its status on /diagnostics is "supervisor: run" (mode, nodes, health)
 
 
 class SupervisorNode(IntraProcessNode, Node):
@@ -365,35 +363,7 @@ class SupervisorNode(IntraProcessNode, Node):
 
     # --- diagnostics ------------------------------------------------------------------------------
     def _publish_status(self) -> None:
-        mode = self.machine.mode
-        values = {'mode': mode.value, 'fault_reason': self.machine.fault_reason, 'run_time': self.run_time_ns * 1e-9,
-                  'faults': self.machine.fault_count, 'lifecycle': self.lifecycle,
-                  'frames': self.frames, 'run_duration_reached': self.run_duration_reached,
-                  'unknown_events': self.unknown_events, 'stalls': len(self._stall_reasons()),
-                  'stall_reason': '; '.join(self._stall_reasons()[:3]), **self.health.status_values()}
-        ages = self.liveness.ages(self._sim_now(), self._wall_now())
-        dead = self.liveness.dead()
-        for name, state in self.states.items():
-            age_sim, age_wall = ages[name]
-            values[f'state:{name}'] = state
-            values[f'heartbeat_age:{name}'] = 'never' if age_wall is None else f'{age_wall:.3f}'
-            values[f'heartbeat_age_sim:{name}'] = 'never' if age_sim is None else f'{age_sim:.3f}'
-            values[f'alive:{name}'] = name not in dead
-        if mode is HilMode.FAULT or self.lifecycle == 'bring_up_failed':
-            level, message = ERROR, f'FAULT: {self.machine.fault_reason}'
-        elif self.lifecycle == 'bringing_up':
-            level, message = WARN, f'bringing up: {self.driver.current}'
-        elif self.health.current.level:
-            level, message = WARN, f'{mode.value}; {self.health.current.reason}'
-        else:
-            level, message = OK, mode.value
-        msg = DiagnosticArray()
-        msg.header.stamp = self.get_clock().now().to_msg()
-        status = DiagnosticStatus(level=level, name=status_name(self.get_name(), STATUS_TASK),
-                                  message=message, hardware_id=NO_HARDWARE)
-        status.values = [KeyValue(key=k, value=_fmt(v)) for k, v in values.items()]
-        msg.status = [status]
-        self._diag_pub.publish(msg)
+        publish_status(self)
 
 
 def main(args: list[str] | None = None) -> int:
