@@ -77,8 +77,6 @@ class IntraProcessBus:
         self.enabled = False
         self._topics: dict[str, _Topic] = {}
         self._queue: deque = deque()
-        self.delivered = 0
-        self._warned: set[str] = set()
 
     def enable(self, on: bool = True) -> None:
         self.enabled = on
@@ -168,7 +166,6 @@ class IntraProcessBus:
             cb(msg)                            # an exception ends the process, as on an executor
             if not n % 16 and _monotonic() > end:
                 break
-        self.delivered += n
         return n
 
     def clear(self) -> None:
@@ -262,7 +259,6 @@ class IntraPublisher:
     def __init__(self, node, inner, lifecycle: bool, latched: bool, bus: IntraProcessBus = BUS):
         self.inner = inner
         self.topic = inner.topic_name
-        self.node_name, self.node_namespace = node.get_name(), node.get_namespace()
         self.lifecycle = lifecycle
         self.latched = latched
         self._bus = bus
@@ -333,8 +329,9 @@ def _as_qos(qos_profile) -> QoSProfile:
 
 
 class IntraProcessNode:
-    """Mixin (before rclpy's Node / LifecycleNode in the bases): publishers and subscriptions of
-    volatile topics go through ``BUS`` when it is enabled; everything else is plain rclpy."""
+    """Mixin (before rclpy's Node / LifecycleNode in the bases): publishers and subscriptions go
+    through ``BUS`` when it is enabled (``eligible``: not the shared topics, not rclpy's own);
+    everything else is plain rclpy."""
 
     def create_publisher(self, msg_type, topic, qos_profile, **kwargs):
         inner = super().create_publisher(msg_type, topic, qos_profile, **kwargs)
