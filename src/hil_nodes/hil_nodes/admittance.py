@@ -17,8 +17,6 @@ trouble stops publishing after its stale time. Here:
 """
 from __future__ import annotations
 
-import math
-import time
 
 import numpy as np
 import yaml
@@ -105,7 +103,6 @@ class AdmittanceNode(HilLifecycleNode):
         self.model: LtiAdmittanceModel | None = None
         self._io = []
         self._mode = None
-        self._last_warn: dict[str, float] = {}
         self.counters = dict.fromkeys(('steps', 'gap_steps', 'held_steps', 'rejected_stamps', 'nonfinite',
                                        'jitter', 'stale_events', 'ignored_fault', 'resets'), 0)
         self._forget_input()
@@ -204,9 +201,7 @@ class AdmittanceNode(HilLifecycleNode):
         self._stale = False
 
     def _warn(self, kind: str, level: int, message: str, **values) -> None:
-        now = time.monotonic()
-        if now - self._last_warn.get(kind, -math.inf) >= _WARN_INTERVAL:
-            self._last_warn[kind] = now
+        if self.due(kind, _WARN_INTERVAL):
             self.get_logger().warning(message)
             self.status(level, message, **values, **self.counters)
 

@@ -29,6 +29,7 @@ What every node gets from ``HilLifecycleNode``:
 from __future__ import annotations
 
 import gc
+import math
 import sys
 import time
 from types import SimpleNamespace
@@ -296,16 +297,8 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
 
     # --- helpers ------------------------------------------------------------------------------
     def due(self, kind: str, period: float) -> bool:
-        """True at most once per ``period`` wall seconds for ``kind``: the throttle to put before a
-        log line or status on a per-message path. rclpy's logger inspects the caller's source
-        file on every call, throttled or not (~0.8 ms here): a refusal logged per command made a
-        late real-time graph later still."""
-        now = time.monotonic()
-        last = self._due_last.get(kind)
-        if last is not None and now - last < period:
-            return False
-        self._due_last[kind] = now
-        return True
+        """True at most once per ``period`` wall seconds for ``kind`` (see :func:`due`)."""
+        return due(self._due_last, kind, period)
 
     def stream_qos(self):
         """QoS of high-rate streams: reliable in lockstep, sensor-data otherwise."""
@@ -335,6 +328,18 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
         msg = Header(frame_id=self.get_fully_qualified_name())
         msg.stamp = self.get_clock().now().to_msg()
         self._heartbeat_pub.publish(msg)
+
+
+def due(last: dict[str, float], kind: str, period: float) -> bool:
+    """True at most once per ``period`` wall seconds for ``kind`` (``last`` keeps the times): the
+    throttle to put before a log line or status on a per-message path. rclpy's logger inspects
+    the caller's source file on every call, throttled or not (~0.8 ms here): a refusal logged per
+    command made a late real-time graph later still."""
+    now = time.monotonic()
+    if now - last.get(kind, -math.inf) < period:
+        return False
+    last[kind] = now
+    return True
 
 
 def _fmt(v: Any) -> str:

@@ -166,7 +166,6 @@ class KinematicsNode(HilLifecycleNode):
         self.robot = None
         self._io = []
         self._desc_pub = None
-        self._last_warn: dict[str, float] = {}
         self.counters = dict.fromkeys(('published', 'malformed', 'bad_stamp', 'repeated_stamp', 'fk_failed',
                                        'fk_queries', 'ik_queries', 'query_errors', 'inactive_dropped'), 0)
         # The joint-state subscription lives as long as the node (see configure_node).
@@ -265,9 +264,7 @@ class KinematicsNode(HilLifecycleNode):
     # --- diagnostics ---------------------------------------------------------------------------------
     def _problem(self, kind: str, level: int, message: str, **values) -> None:
         self.counters[kind] += 1
-        now = time.monotonic()
-        if now - self._last_warn.get(kind, -math.inf) >= self.p.warn_interval:
-            self._last_warn[kind] = now
+        if self.due(kind, self.p.warn_interval):
             self.status(level, message, count=self.counters[kind], **values)
 
     # --- real-time stream -------------------------------------------------------------------------

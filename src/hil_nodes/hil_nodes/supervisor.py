@@ -12,7 +12,6 @@ frame gate.
 """
 from __future__ import annotations
 
-import math
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -29,6 +28,7 @@ from hil_core.lifecycle_plan import bring_up_plan, check_node_list, shutdown_pla
 from hil_core.liveness import LivenessMonitor, normalize_name
 from hil_core.modes import Event, HilMode, ModeMachine, Request, Transition
 from hil_nodes import qos, topics
+from hil_nodes.base import due
 from hil_nodes.convert import stamp_to_ns
 from hil_nodes.intra_process import IntraProcessNode
 from hil_nodes.lifecycle_driver import LifecycleDriver, SequenceResult
@@ -64,7 +64,7 @@ class SupervisorNode(IntraProcessNode, Node):
         self.frames = 0
         self.run_duration_reached = False
         self.unknown_events = 0
-        self._unknown_warned = -math.inf
+        self._due_last: dict[str, float] = {}
         self._exited: dict[str, float] = {}      # node -> wall time its process exit was reported
         self._duration_ns = int(round(self.p.run_duration * 1e9))
         self._t0_ns = None
@@ -293,8 +293,7 @@ class SupervisorNode(IntraProcessNode, Node):
                 event = Event(status.name)
             except ValueError:
                 self.unknown_events += 1
-                if time.monotonic() - self._unknown_warned >= 5.0:    # (rclpy logs cost ~0.8 ms)
-                    self._unknown_warned = time.monotonic()
+                if due(self._due_last, 'unknown_event', 5.0):    # (rclpy logs cost ~0.8 ms)
                     self.get_logger().warning(f'unknown event {status.name!r} from {status.hardware_id!r} ignored')
                 continue
             who = status.hardware_id or 'unknown node'

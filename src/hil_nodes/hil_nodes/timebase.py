@@ -82,7 +82,6 @@ class TimebaseNode(HilLifecycleNode):
         self.engine = None
         self._io = []
         self._own_timers = []
-        self._last_warn: dict[str, float] = {}
         self.counters = dict.fromkeys(('frames', 'references', 'invalid', 'stale', 'filled', 'skipped_frames',
                                        'servo_cycles', 'saturated_cycles', 'factor_off_cycles',
                                        'distance_off_frames'), 0)
@@ -168,9 +167,7 @@ class TimebaseNode(HilLifecycleNode):
     # --- inputs ------------------------------------------------------------------------------
     def _problem(self, kind: str, level: int, message: str) -> None:
         self.counters[kind] = self.counters.get(kind, 0) + 1
-        now = time.monotonic()
-        if now - self._last_warn.get(kind, -math.inf) >= self.p.warn_interval:
-            self._last_warn[kind] = now
+        if self.due(kind, self.p.warn_interval):
             self.get_logger().warning(message)
             self.status(level, message, **self._metrics())
 
