@@ -66,6 +66,9 @@ class PlannerNode(HilLifecycleNode):
         Param('recovery_inset', float, 0.03, 'recovery spring rest, fraction of r_e inside the soft limit',
               range=(1e-4, 0.49)),
         Param('brake_margin', float, 1.5, 'safety factor on the braking distance to the hard limit', range=(1.0, 10.0)),
+        Param('stop_fraction', float, 0.5, 'controlled stop (FAULT, dropout, IDLE while moving) at this fraction of '
+              'a_max, all DOFs together, where it stays inside the hard limit; at a_max where it would not',
+              range=(0.01, 1.0)),
         Param('max_recovery_duration', float, 30.0, 'recovery longer than this is a fault (s)', range=(0.1, 600.0)),
         Param('reference_timeout_frames', int, 40, 'frames without reference before a stale warning',
               range=(1, 100000)),
@@ -98,7 +101,7 @@ class PlannerNode(HilLifecycleNode):
                              limiter=p.acceleration_limiter, asc_bandwidth_hz=p.asc_bandwidth_hz,
                              sync_duration=p.sync_duration, ramp_shape=p.ramp_shape,
                              homing_min_duration=p.homing_min_duration, return_min_duration=p.return_min_duration,
-                             k_n=p.k_n, c_n=p.c_n, c_t=p.c_t, brake_margin=p.brake_margin,
+                             k_n=p.k_n, c_n=p.c_n, c_t=p.c_t, brake_margin=p.brake_margin, stop_fraction=p.stop_fraction,
                              max_recovery_duration=p.max_recovery_duration, recovery_inset=p.recovery_inset,
                              reference_timeout_frames=p.reference_timeout_frames).validate()
 

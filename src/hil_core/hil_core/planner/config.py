@@ -67,6 +67,7 @@ class PlannerConfig:
     c_n: float = 40.0
     c_t: float = 10.0
     brake_margin: float = 1.5
+    stop_fraction: float = 0.5          # controlled stop at this fraction of the limits where it has room
     max_recovery_duration: float = 30.0
     recovery_inset: float = 0.03
     reference_timeout_frames: int = 40
@@ -88,6 +89,8 @@ class PlannerConfig:
             v = np.asarray(getattr(self, name), dtype=float)
             if v.shape != (6,) or not np.all(np.isfinite(v)) or np.any(v <= 0):
                 raise ValueError(f'{name} must be 6 positive finite values, got {getattr(self, name)}')
+        if not (isinstance(self.stop_fraction, (int, float)) and 0.0 < self.stop_fraction <= 1.0):
+            raise ValueError(f'stop_fraction must be in (0, 1], got {self.stop_fraction!r}')
         for name in ('quaternion_tolerance', 'reference_max_age', 'reference_max_lead'):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):

@@ -15,7 +15,7 @@ Hardening (issue 17, docs/planner.md "Hardening"): every input is validated befo
 limits, the roll/pitch/yaw box of the total-orientation workspace, angle limits derated so that the
 angular rates from the quaternions hold); HOMING starts only from rest (a request while braking
 lets the stop finish first); homing and return plans are bounded and cheap (``plans``); a limiter
-error is a controlled stop with its reason. The final guard re-checks every output (finite,
+error is a controlled stop (``stop``) with its reason. The final guard re-checks every output (finite,
 envelope, hard limit) and counts interventions: zero in a correct planner, the tests assert it.
 """
 from __future__ import annotations
@@ -28,10 +28,11 @@ from hil_core.modes import Event, HilMode
 from hil_core.planner.asc import AccelerationSaturationControl, RuckigLimiter
 from hil_core.planner.config import PlannerConfig
 from hil_core.planner.dof import base_twist, dof_to_pose_1, pose_to_dof_1
-from hil_core.planner.envelope import Envelope, brake_step, rate_limits, within_limits
+from hil_core.planner.envelope import Envelope, rate_limits, within_limits
 from hil_core.planner.inputs import ReferenceInput, check_future, check_pose, check_stamp
 from hil_core.planner.plans import plan_home
 from hil_core.planner.recovery import CompliantRecovery
+from hil_core.planner.stop import controlled_stop
 from hil_core.planner.sync_ramp import SyncRamp
 
 INFO, WARN, ERROR = 0, 1, 2
@@ -244,9 +245,12 @@ class TrajectoryPlanner:
         h = self._half
         return abs(float(x[3])) <= h[0] and abs(float(x[4])) <= h[1] and abs(float(x[5])) <= h[2]
 
-    def _brake(self):
+    def _brake(self):      # one cycle of the controlled stop (planner.stop: gentle where it stays inside)
         a, _ = self._limits_at(self.x)
-        return brake_step(self.x, self.v, a, self.dt)[0]
+        return controlled_stop(self.x, self.v, a, self.cfg.stop_fraction, self.dt, self._stop_inside)[0]
+
+    def _stop_inside(self, p) -> bool:
+        return self.level(p) < self.k and self._in_box(p)
 
     def _hold(self):
         """Hold, bit-identical; or, if still moving, one cycle of the controlled stop."""
