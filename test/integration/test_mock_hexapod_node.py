@@ -140,7 +140,8 @@ def test_lockstep_holds_t0_then_one_frame_per_command_and_tracks(ros):
 
 
 def test_late_command_holds_and_is_counted(ros):
-    rig = Rig(ros, lockstep_timeout=0.1)
+    """lockstep_late: hold (diagnosis; the default brakes: test_mock_watchdog_node.py)."""
+    rig = Rig(ros, lockstep_timeout=0.1, lockstep_late='hold')
     pos = np.full(6, 1e-4)
     rig.send_and_wait(command(0, [pos * (i + 1) / 4 for i in range(4)]))
     ros.spin_until(lambda: rig.last_stamp() >= 4 * T_NS, 20, 'timeout-driven frames')

@@ -1,5 +1,5 @@
 """The mock drives' own watchdog over DDS (hil_sim.hardware_watchdog in the hexafloat system's
-mock_hardware, lockstep, with ``lockstep_late: brake``):
+mock_hardware, lockstep, ``lockstep_late: brake`` by default):
 the test plays the controller, moving every slider at 0.1 m/s. When its commands stop, or when
 the supervisor (a real SupervisorNode here) dies while commands still flow, the mock brakes by
 itself from the moving setpoint to rest at brake_deceleration: peak slider acceleration from
@@ -61,10 +61,10 @@ class Controller:
 
 
 def rig(ros, **params):
-    # lockstep_late: brake: a frame whose command is late starts the watchdog's stop (the default
-    # 'hold' stops following and goes on, as a lockstep run must to stay deterministic)
+    # lockstep_late is left at its default, brake: a frame whose command is late starts the
+    # watchdog's stop ('hold' would stop following dead and go on)
     defaults = dict(lockstep=True, time_scale=0.0, lockstep_timeout=0.2, status_period=0.2, watchdog=True,
-                    lockstep_late='brake', brake_deceleration=[BRAKE] * 6, supervisor_timeout=0.5,
+                    brake_deceleration=[BRAKE] * 6, supervisor_timeout=0.5,
                     use_sim_time=False)
     defaults.update(params)
     events = ros.collect(DiagnosticArray, topics.HIL_EVENTS, qos.command(50))

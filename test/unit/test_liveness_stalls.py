@@ -87,3 +87,23 @@ def test_the_watcher_keeps_its_own_stalls():
     run(m, 12.02, 12.5)
     assert len(m.own_stalls) == 1 and 1.0 <= m.own_stalls[0] <= 1.0 + CHECK + 1e-9
     assert m.peer_stalls == []
+
+
+def test_a_node_silent_at_a_fault_reported_by_another_is_named():
+    """SIGSTOP of the planner: the drives' watchdog reports the missing command after 0.5 s, before
+    the planner comes back as a stall; the fault names the silent node (half the stall limit)."""
+    m = monitor()
+    m.arm(1.0, 0.0)
+    run(m, 0.0, 1.5, gap=(1.0, 2.0))
+    silent = m.silent(1.5)
+    assert [n for n, _ in silent] == ['a'] and 0.5 < silent[0][1] < 0.6 + CHECK     # last beat before 1.0 s
+    assert m.silent(1.2) == []                                   # under 0.375 s: not yet
+
+
+def test_nobody_is_silent_while_the_watcher_itself_did_not_check():
+    m = monitor()
+    m.arm(1.0, 0.0)
+    run(m, 0.0, 1.0)
+    run(m, 1.0, 1.5, beat_a=False, check=False)                  # the watcher stopped too
+    assert m.silent(1.5) == []
+    assert monitor(stall=0.0).silent(1.0) == []                  # stalls not watched: nothing named

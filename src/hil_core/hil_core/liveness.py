@@ -116,6 +116,17 @@ class LivenessMonitor:
             return False               # silent during the bring-up (a transition blocks a node)
         return self._watcher_stalled_at is None or self._watcher_stalled_at < since
 
+    def silent(self, now_wall: float) -> list[tuple[str, float]]:
+        """Alive peers silent now for more than half the stall limit (wall s): what a fault
+        reported by someone else names (the drives' watchdog sees a missing command, not who
+        stopped sending it). Empty while the watcher has not checked for that long itself."""
+        limit = 0.5 * self.stall_wall
+        now_wall = _finite('now_wall', now_wall)
+        if limit <= 0 or not self.armed or self._last_check_wall is None or now_wall - self._last_check_wall > limit:
+            return []
+        return [(n, now_wall - p.last_wall) for n, p in self.peers.items()
+                if p.last_wall is not None and not p.dead_reason and now_wall - p.last_wall > limit]
+
     def stall_reasons(self) -> list[str]:
         return [f'node {n} stalled: no heartbeat for {gap:.3f} s of wall time (stall limit {self.stall_wall:g} s)'
                 for n, gap in self.peer_stalls]

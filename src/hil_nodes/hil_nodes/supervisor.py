@@ -297,8 +297,10 @@ class SupervisorNode(IntraProcessNode, Node):
                     self.get_logger().warning(f'unknown event {status.name!r} from {status.hardware_id!r} ignored')
                 continue
             who = status.hardware_id or 'unknown node'
-            if event is Event.FAULT:
-                t = self.machine.fault(f'{who}: {status.message or "fault reported"}')
+            if event is Event.FAULT:      # with the nodes silent now: who stopped what the reporter missed
+                silent = [f'node {n} silent: no heartbeat for {age:.3f} s of wall time'
+                          for n, age in self.liveness.silent(self._wall_now())]
+                t = self.machine.fault('; '.join([f'{who}: {status.message or "fault reported"}', *silent]))
             else:
                 t = self.machine.event(event)
             self._after(t, f'event {event.value} from {who}')

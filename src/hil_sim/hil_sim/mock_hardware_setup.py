@@ -55,8 +55,9 @@ PARAMS = (
           "plant's setpoint period", range=(1e-5, 1.0)),
     Param('lockstep_timeout', float, 0.5, 'wall s to wait for the command of a frame before it counts as late',
           range=(1e-3, 60.0), dynamic=True),
-    Param('lockstep_late', str, 'hold', 'what a lockstep frame whose command is late does: hold (stop following, '
-          'go on) or brake (the watchdog\'s controlled stop, for good)', choices=('hold', 'brake')),
+    Param('lockstep_late', str, 'brake', 'what a lockstep frame whose command is late does: brake (the watchdog\'s '
+          'controlled stop, for good) or hold (stop following dead and go on: diagnosis only)',
+          choices=('brake', 'hold')),
     Param('time_scale', float, 1.0, 'sim s per wall s; in lockstep an upper bound (0 = as fast as possible), '
           'in real time the pace (must be > 0)', range=(0.0, 1000.0), dynamic=True),
     Param('start_time', float, 0.0, 'sim time t_0 of the first frame (s)', range=(0.0, 1e6)),
