@@ -13,6 +13,7 @@ from hil_core.status_names import status_node
 from hil_nodes import qos, topics
 from hil_nodes.convert import ns_to_stamp, stamp_to_ns
 from hil_sim.mock_hardware import system_mock
+from hil_sim.mock_hardware_pacing import MAX_CATCHUP
 from hil_sim.reference_source import ReferenceSourceNode
 
 T_NS = 2_500_000
@@ -123,10 +124,11 @@ def test_fault_holds_with_zero_velocity_and_no_jump(ros):
 
 def test_real_time_uses_latest_mode_and_reaches_synchronized(ros):
     states, events = run_graph(ros, flow(), 260, lockstep=False)
-    if run_graph.overruns:
+    if run_graph.overruns > MAX_CATCHUP:
         # the mock's wall-clock pacing is the subject here: starved (a loaded machine), it skips
-        # frames and counts them, and its servo then chases the setpoint at its 20 m/s^2 limit;
-        # seen in a full suite run (a 1.2 mm step). Lockstep runs never skip.
+        # frames and counts them, and its servo then chases the setpoint at its 20 m/s^2 limit
+        # (a 1.2 mm step in a full suite run; next to two CPU hogs 70-160 frames skipped). A frame
+        # or two skipped (seen on an idle machine) stays within the step bound below.
         pytest.skip(f'the machine starved the real-time mock drives: {run_graph.overruns} frames skipped')
     assert [e[1] for e in events][:2] == ['homed', 'synchronized']
     stamps = sorted(states)
