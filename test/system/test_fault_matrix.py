@@ -48,6 +48,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.fault_matrix]
 INJECT_AT = 0.6             # s of sim time: 50 ms after the impulse, the platform moves at ~0.06 m/s
 STALL = 1.0                 # wall s between SIGSTOP and SIGCONT
 TIME_SCALE = 0.3            # sim s per wall s at most: seconds for the watch's discovery, little CPU
+LEAD = 8                    # frames ahead that bad input is stamped: it must come before the real
+                            # message of its frame (the watch's sim time lags by up to a spin)
 FRAME = 0.0025              # s, the lockstep frame
 NODES = ('ft_sensor', 'admittance', 'planner', 'timebase', 'kinematics', 'supervisor', 'mock_hexapod')
 RESULTS: list[str] = []     # the table's lines, printed at the end of the module
@@ -59,13 +61,17 @@ def planner_a_max() -> float:
 
 
 def free_domain() -> int:
-    """A DDS domain in 150-230 (kept clear of the suite's per-test domains) nobody uses now."""
+    """A DDS domain nobody uses now in 201-230, the suite's per-test domains being 1-200; under
+    pytest-xdist (`make test` runs the matrix on two workers) each worker has its own share."""
+    worker = int(os.environ.get('PYTEST_XDIST_WORKER', 'gw0')[2:] or 0)
+    share = 30 // max(1, int(os.environ.get('PYTEST_XDIST_WORKER_COUNT', '1')))
+    lo = 201 + worker * share
     rng = random.SystemRandom()
     for _ in range(50):
-        d = rng.randrange(150, 231)
+        d = rng.randrange(lo, lo + share)
         if not domain_pids(d):
             return d
-    raise RuntimeError('no free DDS domain in 150-230')
+    raise RuntimeError(f'no free DDS domain in {lo}-{lo + share - 1}')
 
 
 def domain_ports(names, domain: int) -> set[str]:
@@ -90,7 +96,7 @@ def _stamp(t: float):
 def _bad_inputs(node: str, sim: float) -> tuple[str, list[tuple]]:
     """What bad input ``node`` gets: (description, [(type, topic, QoS, messages)]). Stamped a few
     frames ahead (lockstep: it competes with the real message of that frame, and comes first)."""
-    ahead = _stamp(sim + 8 * FRAME)
+    ahead = _stamp(sim + LEAD * FRAME)
     sliders = [f'slider_{i}' for i in range(1, 7)]
     if node == 'admittance':
         msg = WrenchStamped()
@@ -263,7 +269,8 @@ def fault_table():
     table = head + '\n'.join(RESULTS) + '\n'
     artifacts = pathlib.Path(__file__).resolve().parents[1] / 'test-artifacts'
     artifacts.mkdir(exist_ok=True)
-    (artifacts / 'fault_matrix.md').write_text(table)
+    worker = os.environ.get('PYTEST_XDIST_WORKER')        # each worker has its own rows
+    (artifacts / (f'fault_matrix_{worker}.md' if worker else 'fault_matrix.md')).write_text(table)
     print('\n' + table, flush=True)
 
 

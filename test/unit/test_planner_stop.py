@@ -102,3 +102,25 @@ def test_a_planner_fault_while_moving_stops_at_half_a_max_and_inside():
 def test_synchronized_step_from_rest_stays_at_rest():
     x1, v1 = synchronized_step(np.ones(6), np.zeros(6), 0.5 * A_LIM, DT)
     assert np.array_equal(x1, np.ones(6)) and not np.any(v1)
+
+
+def test_a_dropout_while_moving_stops_and_rejoins_at_the_stop_fraction():
+    """RUNNING at 0.1 m/s, then 8 frames without reference (a stalled admittance), then the
+    reference again: the output brakes at 3 m/s^2 (stop_fraction 0.5 of a_max) where it is and the
+    limiter rejoins from there at 3 m/s^2 too. Before, the last reference was held: the ASC braked
+    at a_max, pulled back to it and rejoined at a_max (the sliders saw up to 5.9 m/s^2)."""
+    run = Run().until_running()
+    ref = lambda i: np.r_[HOME[:3] + [0.1 * min(i, 100) * DT, 0.0, 0.0], HOME[3:]]     # noqa: E731
+    for i in range(60):
+        run.step(ref(i), HilMode.RUNNING)
+    n = len(run.poses)
+    for _ in range(8):
+        run.step(None, HilMode.RUNNING)
+    for i in range(68, 400):
+        run.step(ref(i), HilMode.RUNNING)
+    acc = np.diff(np.array(run.poses)[n - 3:, :3], 2, axis=0) / DT ** 2
+    np.testing.assert_allclose(acc[1:9, 0], -3.0, rtol=1e-9)             # the gap: the gentle stop
+    assert np.abs(acc).max() <= 0.5 * A_MAX[0] * (1 + 1e-9)             # and the rejoin
+    np.testing.assert_allclose(run.poses[-1][:3], ref(399)[:3], atol=1e-6)
+    assert 'safety_takeover' not in run.names() and run.pl.guard_interventions == 0
+    assert_safe(run.poses, 'dropout')

@@ -54,6 +54,7 @@ class AccelerationSaturationControl:
         self.integrator = np.zeros(6)
         self.saturated = False
         self.saturated_cycles = 0
+        self.scale = 1.0     # fraction of a_max for a rejoin (sync)
         self._r1 = None      # previous reference
         self._r2 = None      # the one before
 
@@ -66,11 +67,14 @@ class AccelerationSaturationControl:
         self._r1 = self.x.copy()
         self._r2 = self.x - self.v * self.dt
 
-    def sync(self, x, v) -> None:
-        """Continue from an output the planner had to change (its guard): state only, loop kept."""
+    def sync(self, x, v, scale: float = 1.0) -> None:
+        """Continue from an output the planner had to change (its guard, a dropout): state only, loop
+        kept. ``scale`` < 1: rejoin the reference at that fraction of a_max (after a dropout the
+        planner's stop, not a model's motion, made the gap), wherever the envelope allows it."""
         self.x = np.asarray(x, dtype=float).copy()
         self.v = np.asarray(v, dtype=float).copy()
         self.saturated = True
+        self.scale = float(scale)
 
     def step(self, ref):
         """One cycle: ``ref`` the 6-DOF reference (finite; the planner replaces bad ones by the last
@@ -82,12 +86,15 @@ class AccelerationSaturationControl:
         v_pass = (r - self.x) / dt
         a_pass = (v_pass - self.v) / dt
         within = self.envelope.admits(self.x, self.v, a_pass)
+        if within and self.scale < 1.0:       # a rejoin: its last step keeps to the scaled limit too
+            within = bool(np.all(np.abs(a_pass) <= self.scale * self.a_max))
         if within and self.saturated:
             # rejoin only when the output is aligned with the reference in position *and* velocity
             v_ref = (r - self._r1) / dt
             within = bool((np.abs(v_pass - v_ref) <= self.rejoin_tolerance * self.a_max * dt).all())
         if within:
             self.saturated = False
+            self.scale = 1.0
             self.integrator[:] = 0.0
             self.v = v_pass
             self.x = r.copy()
@@ -111,7 +118,13 @@ class AccelerationSaturationControl:
     def saturate(self, u):
         """Clip an acceleration to the envelope: per-DOF limit, |v| <= v_max next cycle, and the
         position bounds (able to stop before them). A state outside it (only after a reset with a
-        fast state) brakes as hard as allowed."""
+        fast state) brakes as hard as allowed. A rejoin (``scale`` < 1) keeps to the scaled limit
+        where that interval is not empty (the box's stop may need the full one)."""
+        if self.scale < 1.0:
+            lo, hi = self.envelope.bounds(self.x, self.v)
+            lo, hi = np.maximum(lo, -self.scale * self.a_max), np.minimum(hi, self.scale * self.a_max)
+            if np.all(lo <= hi):
+                return np.minimum(np.maximum(u, lo), hi)
         return self.envelope.clip(self.x, self.v, u)
 
 
@@ -156,7 +169,7 @@ class RuckigLimiter:
         self._r1 = self.x.copy()
         self.error = ''
 
-    def sync(self, x, v) -> None:
+    def sync(self, x, v, scale: float = 1.0) -> None:    # scale: ruckig rejoins at its own limits
         self.x = np.asarray(x, dtype=float).copy()
         self.v = np.asarray(v, dtype=float).copy()
         self._cv, self.a = self.v.copy(), np.zeros(6)

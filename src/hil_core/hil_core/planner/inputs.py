@@ -94,7 +94,8 @@ class ReferenceInput:
         self.bad_streak = 0
 
     def take(self, reference, stamp_ns, now_ns, consuming: bool, events: list):
-        """The reference for this frame: the new one if valid, else the last good one (or None).
+        """The reference for this frame: the new one if valid, else the last good one (or None; the
+        planner treats a frame without a new valid one as a dropout: ``since_accept`` > 0).
         ``events`` receives (name, message) pairs."""
         self.since_accept += 1
         if reference is None:
@@ -119,15 +120,15 @@ class ReferenceInput:
         """A reference refused before ``take`` (by a node that screens stamps): same streak."""
         self.bad_streak += 1
         if self.bad_streak == 1:
-            events.append(('reference_invalid', f'reference refused: {reason}: holding the last good reference'))
+            events.append(('reference_invalid', f'reference refused: {reason}: a dropout frame (controlled stop)'))
 
     def _unusable(self, consuming, events, what):
         if not consuming:
             return
         self.unusable += 1
         if self.unusable == self.timeout:
-            events.append(('reference_stale', f'{what} for {self.unusable} frames: holding the last one '
-                                              '(the limiter decelerates)'))
+            events.append(('reference_stale', f'{what} for {self.unusable} frames: dropout frames '
+                                              '(controlled stop)'))
 
 
 def check_future(future, rules: InputRules):

@@ -9,14 +9,10 @@ RETURNING_HOME; FAULT as a level) and proceeds by itself HOMING -> SYNCHRONIZING
 SAFETY_RECOVERY -> RETURNING_HOME -> IDLE, reporting each step as an event.
 
 Inside the limits the output is the reference array itself (bit-identical, no added delay).
-
-Hardening (issue 17, docs/planner.md "Hardening"): every input is validated before any arithmetic
-(``inputs``); every phase keeps to one per-DOF envelope (``envelope``: acceleration and velocity
-limits, the roll/pitch/yaw box of the total-orientation workspace, angle limits derated so that the
-angular rates from the quaternions hold); HOMING starts only from rest (a request while braking
-lets the stop finish first); homing and return plans are bounded and cheap (``plans``); a limiter
-error is a controlled stop (``stop``) with its reason. The final guard re-checks every output (finite,
-envelope, hard limit) and counts interventions: zero in a correct planner, the tests assert it.
+Hardening (issue 17, docs/planner.md "Hardening"): inputs validated before any arithmetic
+(``inputs``); one per-DOF envelope for every phase (``envelope``); HOMING only from rest; bounded
+plans (``plans``); a limiter error, a FAULT, a dropout: the controlled stop (``stop``). The final
+guard re-checks every output and counts interventions: zero in a correct planner (tested).
 """
 from __future__ import annotations
 
@@ -105,8 +101,7 @@ class TrajectoryPlanner:
     # ------------------------------------------------------------------------------------------
     @property
     def uses_reference(self) -> bool:
-        """Whether the current phase consumes the model's reference (a lockstep node waits for it
-        only then: in the other phases nobody may be producing one)."""
+        """Whether this phase consumes the model's reference (a lockstep node waits for it then only)."""
         return self.phase in (HilMode.SYNCHRONIZING, HilMode.RUNNING)
 
     def will_use_reference(self, mode) -> bool:
@@ -252,8 +247,12 @@ class TrajectoryPlanner:
     def _stop_inside(self, p) -> bool:
         return self.level(p) < self.k and self._in_box(p)
 
-    def _hold(self):
-        """Hold, bit-identical; or, if still moving, one cycle of the controlled stop."""
+    def _dropout(self):      # no reference: hold or stop; the limiter rejoins from there, gently
+        x, pose = self._hold()
+        self.limiter.sync(x, (x - self.x) / self.dt, self.cfg.stop_fraction)
+        return x, pose
+
+    def _hold(self):      # hold, bit-identical; or, if still moving, one cycle of the controlled stop
         return (self.x, self.pose) if not np.any(self.v) else (self._brake(), None)
 
     def _advance(self, ref, ev):
@@ -274,9 +273,10 @@ class TrajectoryPlanner:
                 ev.append(PlannerEvent(Event.HOMED.value, 'home pose reached', INFO,
                                        {'pose': self.home.tolist(), **self._plan_values}))
             return x, None
+        gap = ref is None or self.inputs.since_accept > 0     # no new valid reference this frame
         if ph is HilMode.SYNCHRONIZING:
-            if ref is None:
-                return self._hold()
+            if gap:
+                return self._dropout()
             if self.sync.start_pose is None:
                 self.sync.start(self.pose)
                 self.limiter.reset(self.x, self.v)
@@ -287,7 +287,7 @@ class TrajectoryPlanner:
                 ev.append(PlannerEvent(Event.SYNCHRONIZED.value, 'synchronization coefficient reached 1'))
             return out
         if ph is HilMode.RUNNING:
-            return self._hold() if ref is None else self._limit_and_check(ref, ev)
+            return self._dropout() if gap else self._limit_and_check(ref, ev)
         if ph is HilMode.SAFETY_RECOVERY:
             x, back = self.recovery.step()
             if back:
