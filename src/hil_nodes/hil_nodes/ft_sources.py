@@ -12,7 +12,6 @@ Each source calls ``node.ingest(stamps_ns, wrench_si, flagged)`` with samples in
 from __future__ import annotations
 
 import abc
-import time
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
@@ -24,11 +23,8 @@ from hil_core.load_profiles import dropout_mask, load_scenario_file, sample_stam
 from hil_nodes import topics
 from hil_nodes.base import WARN
 from hil_nodes.convert import stamp_to_ns, wrench_to_array
+from hil_nodes.grid_timer import create_grid_timer
 from hil_nodes.netft_source import NetFTSource
-
-
-# real time: samples are read this long after their publish-grid instant (a sensor's transport)
-GRID_READ_OFFSET_NS = 200_000
 
 
 class MockSource:
@@ -77,15 +73,10 @@ class _GridSource(abc.ABC):
 
     def _start_aligned_timer(self) -> None:
         """Real time: read the samples just after each publish-grid instant, as a streaming
-        sensor delivers them. An rclpy timer keeps the phase of its creation; one created at a
-        random phase published the sample of instant t up to a whole period later, and the
-        chain's reference for frame t then came after the time base had moved on to t + T: a
-        frame late, every frame (W-R off its default and the time-base factor saturated)."""
+        sensor delivers them (hil_nodes.grid_timer says why)."""
         node = self.node
-        period_ns = int(round(1e9 / node.p.publish_rate))
-        now = node.get_clock().now().nanoseconds
-        time.sleep(((-now) % period_ns + GRID_READ_OFFSET_NS) * 1e-9)
-        self.timer = node.create_timer(period_ns * 1e-9, lambda: self._advance(node.get_clock().now().nanoseconds))
+        self.timer = create_grid_timer(node, 1.0 / node.p.publish_rate,
+                                       lambda: self._advance(node.get_clock().now().nanoseconds))
 
     def deactivate(self) -> None:
         self._prev = None

@@ -30,6 +30,7 @@ from trajectory_msgs.msg import JointTrajectory
 from hil_nodes import qos, topics
 from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError
 from hil_nodes.convert import ns_to_stamp, trajectory_from_msg
+from hil_nodes.grid_timer import DRIVES_OFFSET_NS, create_grid_timer
 from hil_nodes.runner import main_for
 from hil_sim.hardware_watchdog import PARAMS as WATCHDOG_PARAMS, HardwareWatchdog
 from hil_sim.mock_hardware_pacing import MAX_CATCHUP, REPUBLISH_PERIOD, FramePacing  # noqa: F401
@@ -147,6 +148,12 @@ class MockHardwareNode(FramePacing, HilLifecycleNode):
             self.destroy_timer(self._frame_timer)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._rt_wall0 = None       # wall reference of the real-time pace (reset on a new pace)
+        if self.p.time_scale == 1.0 and not self.sim_clock:
+            # the frame that just ended is integrated and its state published just after the grid
+            # instant its stamp names (a random phase published it up to a frame late)
+            self._frame_timer = create_grid_timer(self, self.p.frame_period, self._realtime_tick, clock=steady,
+                                                  offset_ns=DRIVES_OFFSET_NS)
+            return
         self._frame_timer = self.create_timer(self.p.frame_period / self.p.time_scale,
                                               self._realtime_tick, clock=steady)
 
