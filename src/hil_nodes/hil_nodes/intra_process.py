@@ -21,11 +21,14 @@ Rules (those of rclcpp's intra-process communication, where they apply):
   node (every subscription exists) before it activates any producer;
 * a message belongs to its subscribers once published: the publisher must not change it (a
   publisher that reuses message objects keeps a ring of them, longer than one executor
-  callback's output; publishing the same object twice in a row is refused). A raw (serialized)
-  subscription, the recorder's, gets the serialized bytes taken at publish time;
+  callback's output; publishing the same object twice in a row is refused), and subscribers only
+  read it. A raw (serialized) subscription, the recorder's, gets its serialized bytes;
 * delivery is deferred, not nested: ``publish`` queues, and the spin loop delivers after the
   executor callback that published has returned (``drain``), in publish order; a
-  drain gives the executor its turn back after ``DRAIN_BUDGET``. Every callback
+  drain gives the executor its turn back after ``DRAIN_BUDGET``. Raw subscriptions (the
+  recorder) come after the graph's own deliveries, in their own publish order, serialized then:
+  in real time the chain F/T -> time base no longer waits behind the recorder's serialization and
+  writes (its receipt time is the publish time, ``published_ns``). Every callback
   runs to completion before the next starts, as it does on an executor: no callback can re-enter
   a node that is half way through its own;
 * a publisher of the same topic outside the process (a node in another process, ``ros2 topic
@@ -77,6 +80,8 @@ class IntraProcessBus:
         self.enabled = False
         self._topics: dict[str, _Topic] = {}
         self._queue: deque = deque()
+        self._raw_queue: deque = deque()     # (raw callbacks, message, publish wall time ns)
+        self.published_ns = 0                # publish wall time of the raw delivery in progress
 
     def enable(self, on: bool = True) -> None:
         self.enabled = on
@@ -116,7 +121,10 @@ class IntraProcessBus:
         sub._serve(bool(topic.publishers) and not topic.on_dds)
         self._rebuild(topic)
         if sub.served and sub.latched and topic.last is not None:
-            self._queue.append((sub.callback, serialize_exact(topic.last) if sub.raw else topic.last))
+            if sub.raw:
+                self._raw_queue.append(([sub.callback], topic.last, time.time_ns()))
+            else:
+                self._queue.append((sub.callback, topic.last))
 
     def remove_subscription(self, sub: IntraSubscription) -> None:
         topic = self._topics.get(sub.topic)
@@ -141,35 +149,40 @@ class IntraProcessBus:
             raise ValueError(f'{topic.name}: the same message object published twice in a row; in one '
                              f'process its subscribers share it: publish a new (or another pooled) message')
         topic.last = msg
-        callbacks, raw_callbacks = topic.callbacks, topic.raw_callbacks
         q = self._queue
-        for cb in callbacks:
+        for cb in topic.callbacks:
             q.append((cb, msg))
-        if raw_callbacks:
-            data = serialize_exact(msg)        # the content as published, whatever happens next
-            for cb in raw_callbacks:
-                q.append((cb, data))
+        if topic.raw_callbacks:                # the recorder: after the graph's own deliveries
+            self._raw_queue.append((topic.raw_callbacks, msg, time.time_ns()))
 
     def pending(self) -> int:
-        return len(self._queue)
+        return len(self._queue) + len(self._raw_queue)
 
     def drain(self, budget_s: float = DRAIN_BUDGET) -> int:
         """Deliver the queued messages in order, and those their callbacks publish, until the
         queue is empty or ``budget_s`` of wall time has passed: a lockstep chain that feeds itself
         entirely inside the process (drives -> ... -> drives) must not keep timers, services and
         DDS readers (heartbeats, the supervisor's checks, the hil command) from running."""
-        q, n = self._queue, 0
+        q, raw, n = self._queue, self._raw_queue, 0
         end = _monotonic() + budget_s
-        while q:
-            cb, msg = q.popleft()
+        while q or raw:
             n += 1
-            cb(msg)                            # an exception ends the process, as on an executor
+            if q:
+                cb, msg = q.popleft()
+                cb(msg)                        # an exception ends the process, as on an executor
+            else:
+                callbacks, msg, self.published_ns = raw.popleft()
+                data = serialize_exact(msg)    # (the message is its subscribers' once published)
+                for cb in callbacks:
+                    cb(data)
+                self.published_ns = 0
             if not n % 16 and _monotonic() > end:
                 break
         return n
 
     def clear(self) -> None:
         self._queue.clear()
+        self._raw_queue.clear()
 
     def fall_back_to_dds(self, node) -> list[tuple[str, int]]:
         """Served topics that have publishers outside the process too (a node in another process,

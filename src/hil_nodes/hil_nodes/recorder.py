@@ -30,6 +30,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from hil_core.accounting import Tally
 from hil_nodes.bag import CheckpointWriter, offered_qos, write_accounting
 from hil_nodes.base import ERROR, OK, REQUIRED, WARN, HilLifecycleNode, Param
+from hil_nodes.intra_process import BUS
 from hil_nodes.runner import main_for
 
 
@@ -111,8 +112,9 @@ class RecorderNode(HilLifecycleNode):
         if not self.active or self.bag is None or self.bag.closed:
             return
         # receipt time on the node clock; on the wall clock without rclpy's Clock.now() (a Time
-        # object per call: ~7 us, 3000 times per second here)
-        now = self.get_clock().now().nanoseconds if self._sim_time else time.time_ns()
+        # object per call: ~7 us, 3000 times per second here); in one process the publish time
+        # (the intra-process bus delivers to the recorder after the graph's own subscribers)
+        now = self.get_clock().now().nanoseconds if self._sim_time else (BUS.published_ns or time.time_ns())
         tally = self.tallies[topic]
         tally.receive(now)
         try:
