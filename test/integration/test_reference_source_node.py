@@ -1,19 +1,18 @@
 """reference_source driving an in-process mock_hexapod in lockstep; the test plays the supervisor
 (one /hil/frame per /clock tick, mode in frame_id, mirroring the motion side's events)."""
 import numpy as np
-import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
+from trajectory_msgs.msg import JointTrajectory
 
 from hil_core.status_names import status_node
 from hil_nodes import qos, topics
-from hil_nodes.convert import ns_to_stamp, stamp_to_ns
+from hil_nodes.convert import duration_to_sec, ns_to_stamp, stamp_to_ns
 from hil_sim.mock_hardware import system_mock
-from hil_sim.mock_hardware_pacing import MAX_CATCHUP
 from hil_sim.reference_source import ReferenceSourceNode
 
 T_NS = 2_500_000
@@ -71,6 +70,8 @@ def run_graph(ros, modes, frames, seed=7, initial=(0.004, -0.003, 0.002, 0.0, 0.
     sup = Supervisor(ros, modes)
     js = ros.collect(JointState, topics.JOINT_STATES, qos.joint_states(True, depth=1000) if lockstep
                      else QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT))
+    run_graph.commands = ros.collect(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
+                                     QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT))
     for node in (mock, source):
         ros.add_node(node)
     ros.bring_up('reference_source')
@@ -78,7 +79,6 @@ def run_graph(ros, modes, frames, seed=7, initial=(0.004, -0.003, 0.002, 0.0, 0.
     ros.spin_until(lambda: sup.frames >= frames, 60, f'{frames} frames')
     for name in ('mock_hexapod', 'reference_source'):
         assert ros.change_state(name, 'deactivate')
-    run_graph.overruns = mock.overruns        # real time: frames the starved mock skipped (0 in lockstep)
     for node in (mock, source):
         ros.executor.remove_node(node)
         ros._extra_nodes.remove(node)
@@ -123,18 +123,21 @@ def test_fault_holds_with_zero_velocity_and_no_jump(ros):
 
 
 def test_real_time_uses_latest_mode_and_reaches_synchronized(ros):
-    states, events = run_graph(ros, flow(), 260, lockstep=False)
-    if run_graph.overruns > MAX_CATCHUP:
-        # the mock's wall-clock pacing is the subject here: starved (a loaded machine), it skips
-        # frames and counts them, and its servo then chases the setpoint at its 20 m/s^2 limit
-        # (a 1.2 mm step in a full suite run; next to two CPU hogs 70-160 frames skipped). A frame
-        # or two skipped (seen on an idle machine) stays within the step bound below.
-        pytest.skip(f'the machine starved the real-time mock drives: {run_graph.overruns} frames skipped')
-    assert [e[1] for e in events][:2] == ['homed', 'synchronized']
-    stamps = sorted(states)
-    pos = np.array([states[s][0] for s in stamps])
-    gaps = np.diff(stamps)[:, None] / T_NS          # best-effort stream: a frame may be missing
-    assert np.all(np.abs(np.diff(pos, axis=0)) <= 0.2 * 2.5e-3 * gaps + 1e-9)
+    """Real time (2x pace) on the test's own executor: the wall clock is not the test's to control
+    (a loaded machine makes the mock skip frames and commands arrive late: its servo then chases
+    the setpoint, steps of 1.2 mm were seen at the drives in full suite runs), so what is judged is
+    the source's own output: the mode flow, and commands that never jump."""
+    _, events = run_graph(ros, flow(), 260, lockstep=False)
+    # the source's events (a starved mock's watchdog may report its own fault meanwhile)
+    assert [e[1] for e in events if e[2] == 'reference_source'][:2] == ['homed', 'synchronized']
+    points = sorted((stamp_to_ns(m.header.stamp) * 1e-9 + duration_to_sec(pt.time_from_start), tuple(pt.positions))
+                    for m in run_graph.commands for pt in m.points)
+    t = np.array([p[0] for p in points])
+    pos = np.array([p[1] for p in points])
+    assert len(points) > 400
+    dt = np.diff(t)[:, None]
+    step = np.abs(np.diff(pos, axis=0))
+    assert np.all(step <= 0.2 * np.maximum(dt, 0.000625) + 1e-9), step.max()    # 0.2 m/s, as in lockstep
 
 
 def test_bad_parameter_refused_and_bad_joint_states_never_command_a_jump(ros):

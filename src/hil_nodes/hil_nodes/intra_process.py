@@ -25,10 +25,11 @@ Rules (those of rclcpp's intra-process communication, where they apply):
   read it. A raw (serialized) subscription, the recorder's, gets its serialized bytes;
 * delivery is deferred, not nested: ``publish`` queues, and the spin loop delivers after the
   executor callback that published has returned (``drain``), in publish order; a
-  drain gives the executor its turn back after ``DRAIN_BUDGET``. Raw subscriptions (the
-  recorder) come after the graph's own deliveries, in their own publish order, serialized then:
-  in real time the chain F/T -> time base no longer waits behind the recorder's serialization and
-  writes (its receipt time is the publish time, ``published_ns``). Every callback
+  drain gives the executor its turn back after ``DRAIN_BUDGET``. In real time
+  (``raw_after_graph``) raw subscriptions (the recorder) come after the graph's own deliveries,
+  at the end of each drain, serialized then: the chain F/T -> time base no longer waits behind the
+  recorder (its receipt time is the publish time, ``published_ns``); in sim time they keep publish
+  order (the recorder's sim-time receipt stamps stay those of the publication). Every callback
   runs to completion before the next starts, as it does on an executor: no callback can re-enter
   a node that is half way through its own;
 * a publisher of the same topic outside the process (a node in another process, ``ros2 topic
@@ -82,6 +83,7 @@ class IntraProcessBus:
         self._queue: deque = deque()
         self._raw_queue: deque = deque()     # (raw callbacks, message, publish wall time ns)
         self.published_ns = 0                # publish wall time of the raw delivery in progress
+        self.raw_after_graph = False         # real time (the runner sets it): module docstring
 
     def enable(self, on: bool = True) -> None:
         self.enabled = on
@@ -152,8 +154,11 @@ class IntraProcessBus:
         q = self._queue
         for cb in topic.callbacks:
             q.append((cb, msg))
-        if topic.raw_callbacks:                # the recorder: after the graph's own deliveries
-            self._raw_queue.append((topic.raw_callbacks, msg, time.time_ns()))
+        if topic.raw_callbacks:                # the recorder
+            if self.raw_after_graph:
+                self._raw_queue.append((topic.raw_callbacks, msg, time.time_ns()))
+            else:
+                q.append((self._deliver_raw, (topic.raw_callbacks, msg, 0)))
 
     def pending(self) -> int:
         return len(self._queue) + len(self._raw_queue)
@@ -165,20 +170,24 @@ class IntraProcessBus:
         DDS readers (heartbeats, the supervisor's checks, the hil command) from running."""
         q, raw, n = self._queue, self._raw_queue, 0
         end = _monotonic() + budget_s
-        while q or raw:
+        while q:
+            cb, msg = q.popleft()
             n += 1
-            if q:
-                cb, msg = q.popleft()
-                cb(msg)                        # an exception ends the process, as on an executor
-            else:
-                callbacks, msg, self.published_ns = raw.popleft()
-                data = serialize_exact(msg)    # (the message is its subscribers' once published)
-                for cb in callbacks:
-                    cb(data)
-                self.published_ns = 0
+            cb(msg)                            # an exception ends the process, as on an executor
             if not n % 16 and _monotonic() > end:
                 break
+        # then (real time) every raw delivery queued so far, whatever the budget: never starved
+        while raw:
+            n += 1
+            self._deliver_raw(raw.popleft())
         return n
+
+    def _deliver_raw(self, item) -> None:
+        callbacks, msg, self.published_ns = item
+        data = serialize_exact(msg)            # (the message is its subscribers' once published)
+        for cb in callbacks:
+            cb(data)
+        self.published_ns = 0
 
     def clear(self) -> None:
         self._queue.clear()

@@ -91,6 +91,8 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
     BUS.enable(intra_process_wanted(len(factories)))
     try:
         nodes = [make() for make in factories]
+        # wall clock everywhere (real time): the recorder's deliveries wait for the graph's own
+        BUS.raw_after_graph = not any(n.get_parameter('use_sim_time').value for n in nodes)
         # Everything built so far (numpy, scipy, numba, pinocchio, the nodes) lives as long as the
         # process: moved out of the garbage collector's generations, a full collection no longer
         # walks it. Without this a gen-2 collection stalled a busy node process for 50-200 ms,
