@@ -29,6 +29,4 @@ def create_grid_timer(node, period_s: float, callback, clock=None, offset_ns: in
     plus ``offset_ns``: it sleeps up to one period first (at activation, never in a frame)."""
     period_ns = int(round(period_s * 1e9))
     time.sleep(delay_to_grid(node.get_clock().now().nanoseconds, period_ns, offset_ns) * 1e-9)
-    if clock is None:
-        return node.create_timer(period_ns * 1e-9, callback)
-    return node.create_timer(period_ns * 1e-9, callback, clock=clock)
+    return node.create_timer(period_ns * 1e-9, callback, clock=clock)     # None: the node's clock

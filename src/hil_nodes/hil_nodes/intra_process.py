@@ -124,7 +124,7 @@ class IntraProcessBus:
         self._rebuild(topic)
         if sub.served and sub.latched and topic.last is not None:
             if sub.raw:
-                self._raw_queue.append(([sub.callback], topic.last, time.time_ns()))
+                self._queue_raw([sub.callback], topic.last)
             else:
                 self._queue.append((sub.callback, topic.last))
 
@@ -151,14 +151,15 @@ class IntraProcessBus:
             raise ValueError(f'{topic.name}: the same message object published twice in a row; in one '
                              f'process its subscribers share it: publish a new (or another pooled) message')
         topic.last = msg
-        q = self._queue
-        for cb in topic.callbacks:
-            q.append((cb, msg))
+        self._queue.extend([(cb, msg) for cb in topic.callbacks])
         if topic.raw_callbacks:                # the recorder
-            if self.raw_after_graph:
-                self._raw_queue.append((topic.raw_callbacks, msg, time.time_ns()))
-            else:
-                q.append((self._deliver_raw, (topic.raw_callbacks, msg, 0)))
+            self._queue_raw(topic.raw_callbacks, msg)
+
+    def _queue_raw(self, callbacks, msg) -> None:
+        if self.raw_after_graph:               # real time: after the graph's own, publish time kept
+            self._raw_queue.append((callbacks, msg, time.time_ns()))
+        else:                                  # sim time: in publish order
+            self._queue.append((self._deliver_raw, (callbacks, msg, 0)))
 
     def pending(self) -> int:
         return len(self._queue) + len(self._raw_queue)
@@ -176,8 +177,7 @@ class IntraProcessBus:
             cb(msg)                            # an exception ends the process, as on an executor
             if not n % 16 and _monotonic() > end:
                 break
-        # then (real time) every raw delivery queued so far, whatever the budget: never starved
-        while raw:
+        while raw:                             # (real time) all of them, whatever the budget: never starved
             n += 1
             self._deliver_raw(raw.popleft())
         return n
