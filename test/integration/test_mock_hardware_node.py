@@ -252,7 +252,9 @@ def check_controlled_stop(ros, rig, needle, brake):
 # making the mock skip frames (at time_scale 1 a skipped frame holds the setpoint, which is no
 # controlled stop to measure).
 def test_watchdog_stops_a_moving_robot_when_commands_stop(ros):
-    rig = Rig(ros, HEXAPOD, lockstep=False, time_scale=0.5, command_timeout=0.1, brake_deceleration=[4.0]).up()
+    # command_timeout 0.2 s of wall time = 0.1 s of sim time at half speed, well after the 0.05 s
+    # ramp to cruise (at 0.1 s it tripped right at the ramp's end: 0.0475 m/s once in a CI run)
+    rig = Rig(ros, HEXAPOD, lockstep=False, time_scale=0.5, command_timeout=0.2, brake_deceleration=[4.0]).up()
     rig.pub.publish(long_trajectory())              # one command for 1 s of motion, then silence
     check_controlled_stop(ros, rig, 'no valid command for', 4.0)
 
