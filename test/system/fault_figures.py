@@ -113,21 +113,8 @@ def hard_limit_levels(positions, every: int = 1) -> np.ndarray:
 
 def shm_files_of(pids) -> set[str]:
     """Fast DDS files in /dev/shm that the processes ``pids`` map or hold open."""
-    out: set[str] = set()
-    for pid in pids:
-        try:
-            with open(f'/proc/{pid}/maps') as fh:
-                for line in fh:
-                    path = line.split()[-1] if line.strip() else ''
-                    if path.startswith(SHM_DIR + '/') and _FASTDDS.match(os.path.basename(path)):
-                        out.add(os.path.basename(path))
-            for fd in os.listdir(f'/proc/{pid}/fd'):
-                target = os.readlink(f'/proc/{pid}/fd/{fd}')
-                if target.startswith(SHM_DIR + '/') and _FASTDDS.match(os.path.basename(target)):
-                    out.add(os.path.basename(target))
-        except OSError:
-            continue
-    return out
+    from hil_core.shm_cleanup import files_of
+    return {n for n in files_of(pids, SHM_DIR)[0] if _FASTDDS.match(n)}
 
 
 def shm_leftovers(names) -> list[str]:

@@ -214,12 +214,13 @@ def run_row(tmp_path: pathlib.Path, fault: str, node: str) -> dict:
     finally:
         watch.close()
     run.wait(180)
+    ended = time.time()
     deadline = time.monotonic() + 10
     while domain_pids(domain) and time.monotonic() < deadline:
         time.sleep(0.2)
     row = {'fault': fault, 'node': node, 'code': run.code, 'bag': run.summary.get('bag', ''),
            'summary': run.summary, 'stderr': run.stderr, 'cpu_s': run.cpu_s,
-           'orphans': domain_pids(domain), 'shm_leftovers': shm_leftovers(files),
+           'orphans': domain_pids(domain), 'shm_leftovers': shm_leftovers(files), 'ended': ended,
            'inject_sim': sim0, 'watch': watch, 'wall0': wall0, 'injected': injected}
     # detection: in sim time from the bag (its clock is the sim clock), in wall time from the
     # nodes' own log lines (a FAULT, a stall, a watchdog stop, a dropout) or else the watch
@@ -301,7 +302,12 @@ def check_motion(row: dict, at_rest: bool = True) -> None:
 
 def check_clean_end(row: dict) -> None:
     assert row['orphans'] == [], f"processes left on the run's domain: {row['orphans']}"
-    assert row['shm_leftovers'] == [], f"Fast DDS files of dead processes left: {row['shm_leftovers']}"
+    if row['shm_leftovers']:
+        log = pathlib.Path(row['summary'].get('logs', '/nonexistent'), 'shm_cleanup.log')
+        ages = {n: round(time.time() - os.stat(f'/dev/shm/{n}').st_mtime, 2) for n in row['shm_leftovers']
+                if os.path.exists(f'/dev/shm/{n}')}
+        raise AssertionError(f"Fast DDS files of dead processes left (age s): {ages}; hil run's clean-up: "
+                             f"{log.read_text() if log.exists() else 'no log'}; run ended {row['ended']:.3f}")
 
 
 @pytest.mark.parametrize('node', [n for n in NODES if n != 'supervisor'] + ['recorder'])

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from hil_core.shm_cleanup import clean_dead_shm, units
+from hil_core.shm_cleanup import clean_dead_shm, clean_own_shm, owned_units, units
 
 # A stand-in for a Fast DDS process: flock(LOCK_EX or LOCK_SH) some files, mmap others, wait.
 HOLDER = textwrap.dedent('''
@@ -144,3 +144,65 @@ def test_a_unit_being_created_is_left_alone(tmp_path, age, kept):
 
 def test_missing_directory_is_not_an_error(tmp_path):
     assert clean_dead_shm(str(tmp_path / 'absent')).removed == []
+
+
+def test_owned_units_are_those_whose_lock_a_process_holds(tmp_path):
+    """A process owns its segment and its listening port (it holds their locks), not the port of
+    a peer it writes to (it only maps that)."""
+    d = str(tmp_path)
+    _, seg_lock = segment(d, SEG_A)
+    peer_port = touch(d, 'fastdds_port7411', 64)
+    touch(d, 'fastdds_port7411_el')
+    owner = Holder(f'ex={seg_lock}', f'map={peer_port}')
+    try:
+        assert owned_units([owner.proc.pid], d) == {SEG_A}
+        assert owned_units([os.getpid()], d) == set()
+    finally:
+        owner.close()
+
+
+class FakeClock:
+    def __init__(self):
+        self.t, self.sleeps = 0.0, 0
+
+    def sleep(self, s):
+        self.t += s
+        self.sleeps += 1
+
+    def __call__(self):
+        return self.t
+
+
+def test_clean_own_shm_waits_for_a_lock_held_for_a_moment(tmp_path):
+    """A unit of the run still locked for a moment after its owner ended (another process
+    probing it) goes once the lock is free; a unit of another live process is not waited for."""
+    import threading
+    d = str(tmp_path)
+    _, mine = segment(d, SEG_A)
+    _, theirs = segment(d, SEG_B)
+    prober, other = Holder(f'ex={mine}'), Holder(f'ex={theirs}')
+    try:
+        threading.Timer(0.3, prober.close).start()
+        report = clean_own_shm({SEG_A}, timeout=10.0, shm_dir=d)
+        assert sorted(report.removed) == [SEG_A, SEG_A + '_el'] and report.alive == [SEG_B]
+        clock = FakeClock()
+        assert clean_own_shm(set(), shm_dir=d, sleep=clock.sleep, clock=clock).alive == [SEG_B]
+        assert clock.sleeps == 0
+    finally:
+        prober.close()
+        other.close()
+
+
+def test_clean_own_shm_gives_up_after_its_timeout(tmp_path):
+    """A unit of the run whose lock stays held (a process the run did not know) is kept: never
+    removed while locked, and the wait is bounded."""
+    d = str(tmp_path)
+    _, lock = segment(d, SEG_A)
+    holder = Holder(f'ex={lock}')
+    try:
+        clock = FakeClock()
+        report = clean_own_shm({SEG_A}, timeout=2.0, shm_dir=d, sleep=clock.sleep, clock=clock)
+        assert report.alive == [SEG_A] and report.removed == [] and 19 <= clock.sleeps <= 21
+        assert len(os.listdir(d)) == 2
+    finally:
+        holder.close()

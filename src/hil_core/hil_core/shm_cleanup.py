@@ -63,18 +63,17 @@ def units(names) -> dict[str, list[str]]:
     return out
 
 
-def lock_holders(shm_dir: str = SHM_DIR, locks_file: str = '/proc/locks') -> set[int]:
-    """PIDs holding a flock on a lock file in ``shm_dir``: the live Fast DDS participants (each
-    holds the ``_el`` lock of its own data segment for as long as it lives)."""
-    ids = set()
+def held_locks(shm_dir: str = SHM_DIR, locks_file: str = '/proc/locks') -> list[tuple[int, str]]:
+    """(PID, lock file name) of every flock held on a Fast DDS lock file in ``shm_dir``."""
+    ids = {}
     for name in os.listdir(shm_dir):
         if name.endswith(LOCK_SUFFIXES) and _UNIT.match(name):
             try:
                 st = os.stat(os.path.join(shm_dir, name))
             except FileNotFoundError:
                 continue
-            ids.add((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
-    pids = set()
+            ids[(os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)] = name
+    out = []
     with open(locks_file) as fh:
         for line in fh:
             # "1: FLOCK  ADVISORY  WRITE 12804 00:1b:3726 0 EOF" (a waiter has "->" after the id)
@@ -88,8 +87,21 @@ def lock_holders(shm_dir: str = SHM_DIR, locks_file: str = '/proc/locks') -> set
             except ValueError:
                 continue
             if key in ids:
-                pids.add(pid)
-    return pids
+                out.append((pid, ids[key]))
+    return out
+
+
+def lock_holders(shm_dir: str = SHM_DIR, locks_file: str = '/proc/locks') -> set[int]:
+    """PIDs holding a flock on a lock file in ``shm_dir``: the live Fast DDS participants (each
+    holds the ``_el`` lock of its own data segment for as long as it lives)."""
+    return {pid for pid, _ in held_locks(shm_dir, locks_file)}
+
+
+def owned_units(pids, shm_dir: str = SHM_DIR, locks_file: str = '/proc/locks') -> set[str]:
+    """Base names of the units that the processes ``pids`` own (hold the lock of): their data
+    segments and the ports they listen on, not the ports of others they write to."""
+    pids = set(pids)
+    return {_UNIT.match(name).group('base') for pid, name in held_locks(shm_dir, locks_file) if pid in pids}
 
 
 def files_in_use(shm_dir: str = SHM_DIR, proc: str = '/proc') -> tuple[set[str], bool]:
@@ -97,10 +109,16 @@ def files_in_use(shm_dir: str = SHM_DIR, proc: str = '/proc') -> tuple[set[str],
     whether every such process could be inspected. Only lock holders are looked at: a process
     without a segment lock is no Fast DDS participant (here PID 1 of a container cannot be
     read at all, even by root)."""
+    return files_of(lock_holders(shm_dir), shm_dir, proc)
+
+
+def files_of(pids, shm_dir: str = SHM_DIR, proc: str = '/proc') -> tuple[set[str], bool]:
+    """Names of files in ``shm_dir`` that the processes ``pids`` map or hold open (a process
+    that has exited meanwhile has none), and whether every one of them could be inspected."""
     prefix = os.path.realpath(shm_dir).rstrip('/') + '/'
     used: set[str] = set()
     complete = True
-    for pid in sorted(lock_holders(shm_dir)):
+    for pid in sorted(pids):
         try:
             with open(f'{proc}/{pid}/maps') as fh:
                 for line in fh:
@@ -192,4 +210,26 @@ def clean_dead_shm(shm_dir: str = SHM_DIR, min_age: float = 1.0, now: float | No
             report.unknown.append(base)
         else:
             _unlink(shm_dir, files, report)
+    return report
+
+
+def clean_own_shm(own: set[str], timeout: float = 2.0, shm_dir: str = SHM_DIR, min_age: float = 1.0,
+                  sleep=time.sleep, clock=time.monotonic) -> CleanReport:
+    """``clean_dead_shm`` after every process of a run has ended, repeated until none of the
+    units of ``own`` (the files the run's processes used) is left, or ``timeout`` s. A unit of
+    a run that is over can still look alive or young for a moment: a Fast DDS process starting
+    elsewhere on the machine probes every unit's lock (its zombie check), another clean-up holds
+    it while it decides, a port re-created at the end is younger than ``min_age``. ``own``: unit
+    base names (``owned_units`` while the run's processes lived). Units of other live processes
+    are never waited for, and never removed."""
+    mine = set(own)
+    report = clean_dead_shm(shm_dir, min_age)
+    end = clock() + timeout
+    while clock() < end:
+        kept = mine & set(report.alive + report.young + report.unknown)
+        if not kept:
+            break
+        sleep(0.1)
+        again = clean_dead_shm(shm_dir, min_age)
+        report = CleanReport(report.removed + again.removed, again.alive, again.young, again.unknown)
     return report

@@ -40,6 +40,12 @@ class ProcessGroup:
         self.procs[name] = proc
         return proc
 
+    def shm_units(self) -> set[str]:
+        """The Fast DDS units (segments, listening ports) that the group's live processes and
+        this one own now: what must be gone once the run is over."""
+        pids = [p.pid for p in self.procs.values() if p.poll() is None] + [os.getpid()]
+        return shm_cleanup.owned_units(pids)
+
     def dead(self) -> dict[str, int]:
         return {n: p.returncode for n, p in self.procs.items() if p.poll() is not None}
 
@@ -70,12 +76,21 @@ class ProcessGroup:
             log.close()
         # always: a child killed from outside (kill -9 in the fault matrix) leaves its files too,
         # and the clean-up only ever takes the files of dead processes
-        clean_dead_shm()
+        clean_dead_shm(self.log_dir / 'shm_cleanup.log')
         return killed
 
 
-def clean_dead_shm() -> int:
+def clean_dead_shm(log: pathlib.Path | None = None, own: set[str] | None = None) -> int:
     """Remove the Fast DDS shared-memory files (``fastdds_*``, ``fastrtps_*``) of dead
     processes, never those of live ones (rules in ``hil_core.shm_cleanup``); the number of
-    files removed."""
-    return len(shm_cleanup.clean_dead_shm().removed)
+    files removed. ``own``: the units of a run whose processes have all ended, waited for
+    (``shm_cleanup.clean_own_shm``). ``log``: a line appended there says what was removed and
+    what was kept, and why (a file left in /dev/shm after a run can be traced to its rule)."""
+    t0 = time.monotonic()
+    report = shm_cleanup.clean_dead_shm() if own is None else shm_cleanup.clean_own_shm(own)
+    if log is not None:
+        with log.open('a') as fh:
+            fh.write(f'{time.time():.3f} ({time.monotonic() - t0:.2f} s) removed {sorted(report.removed)}; kept: owner alive '
+                     f'{sorted(report.alive)}, younger than 1 s {sorted(report.young)}, '
+                     f'not inspectable {sorted(report.unknown)}\n')
+    return len(report.removed)

@@ -137,6 +137,7 @@ def run(args) -> int:
         wall = time.monotonic() - wall0
         # read back what the processes really run with, while they still run
         rt_line = rt_applied({n: p.pid for n, p in group.procs.items()}) if args.rt else 'not requested'
+        own_shm = group.shm_units()
         killed = group.stop()
         summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed, run_fault)
         if client is not None:
@@ -144,9 +145,9 @@ def run(args) -> int:
             summary['rt'] = rt_line
         if client is not None:
             client.close()
-            # our own participant mapped the ports of the nodes it talked to: a dead node's port
-            # is no longer in use only now (the clean-up in group.stop() had to keep it)
-            clean_dead_shm()
+        # our own participant mapped the ports of the nodes it talked to: a dead node's port is
+        # no longer in use only now (the clean-up in group.stop() had to keep it)
+        clean_dead_shm(group.log_dir / 'shm_cleanup.log', own=own_shm)
     if bag_path is not None and bag_path.exists():
         # The run manifest next to the bag: what `hil report` needs to recompute the ideal motion.
         parameters = effective_parameters(specs, overrides)
