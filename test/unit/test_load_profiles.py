@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from hil_core.ft import replay
-from hil_core.load_profiles import LoadProfile, hashed_normal, sample_stamps_between
+from hil_core.load_profiles import GridSampler, LoadProfile, hashed_normal, sample_stamps_between
 
 ALL = [{'type': 'constant', 'wrench': [0, 0, -5, 0, 0, 0]},
        {'type': 'impulses', 'axis': 0, 'amplitude': 50.0, 'start': 0.5, 'period': 1.0, 'count': 4, 'width': 0.02},
@@ -21,6 +21,19 @@ def test_deterministic_from_seed_and_independent_of_batching():
     pieces = np.vstack([b.sample(t[i:i + 4]) for i in range(0, 8000, 4)])
     assert a.shape == (8000, 6) and np.array_equal(a, pieces)
     assert not np.array_equal(a, LoadProfile(ALL, seed=8).sample(t))
+
+
+def test_grid_sampler_gives_the_profiles_own_values():
+    """The simulated sensor's block sampler: every frame's samples (4 per frame, across block
+    boundaries, from a start that is not a block's, and after a jump back) are the profile's own
+    values at the same nanosecond times, bit for bit."""
+    period = 625_000
+    profile = LoadProfile(ALL, seed=3)
+    sampler = GridSampler(profile, period, block=400)
+    frames = [np.arange(k, k + 4) for k in range(1, 2001, 4)] + [np.arange(-3, 1), np.arange(396, 404)]
+    for index in frames:
+        assert np.array_equal(sampler.sample(index), profile.sample(index * period * 1e-9)), index
+    assert sampler.sample(np.array([], dtype=np.int64)).shape == (0, 6)
 
 
 def test_components_against_closed_forms():

@@ -149,6 +149,31 @@ class LoadProfile:
         return shape @ pushes[:, 2:]
 
 
+class GridSampler:
+    """A profile's wrenches at sample ``index * period_ns`` (profile time), computed a block of
+    ``block`` samples at a time: a frame takes its 4 samples from the block in memory. Sampling 4
+    values costs as many numpy calls as sampling 400 (67 us against 144 us here), and the
+    simulated sensor did that every 2.5 ms frame. Each value is the profile's own at the same
+    time (an integer number of nanoseconds, converted the same way)."""
+
+    def __init__(self, profile: LoadProfile, period_ns: int, block: int = 400):
+        self.profile, self.period_ns, self.block = profile, int(period_ns), int(block)
+        self._first = None                  # index of the first sample in the block in memory
+        self._values = np.zeros((0, 6))
+
+    def sample(self, index: np.ndarray) -> np.ndarray:
+        """Wrenches (N, 6) at the integer sample indices ``index`` (N,)."""
+        index = np.asarray(index, dtype=np.int64)
+        out = np.empty((index.shape[0], 6))
+        for i, k in enumerate(index.tolist()):
+            if self._first is None or not 0 <= k - self._first < self.block:
+                self._first = k // self.block * self.block
+                ks = np.arange(self._first, self._first + self.block, dtype=np.int64)
+                self._values = self.profile.sample(ks * self.period_ns * 1e-9)
+            out[i] = self._values[k - self._first]
+        return out
+
+
 def sample_stamps_between(prev_ns: int | None, now_ns: int, period_ns: int) -> np.ndarray:
     """Sample times k * period_ns (int ns) in (prev_ns, now_ns]; only now's sample if prev is None.
 

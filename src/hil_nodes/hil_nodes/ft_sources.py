@@ -19,7 +19,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock as ClockMsg
 
 from hil_core.ft.replay import ReplayProfile, load_bag, load_csv
-from hil_core.load_profiles import dropout_mask, load_scenario_file, sample_stamps_between
+from hil_core.load_profiles import GridSampler, dropout_mask, load_scenario_file, sample_stamps_between
 from hil_nodes import topics
 from hil_nodes.base import WARN
 from hil_nodes.convert import stamp_to_ns, wrench_to_array
@@ -112,10 +112,13 @@ class SimSource(_GridSource):
     def __init__(self, node):
         self.profile, self.dropout = load_scenario_file(node.p.sim_load_file, node.p.seed)
         super().__init__(node)
+        self.sampler = GridSampler(self.profile, self.period_ns)
 
     def samples(self, stamps, t_rel):
         keep = dropout_mask(stamps, self._origin, self.dropout)
-        return stamps[keep], self.profile.sample(t_rel[keep])
+        stamps = stamps[keep]
+        # grid indices of profile time: stamps and origin are multiples of the sample period
+        return stamps, self.sampler.sample((stamps - self._origin) // self.period_ns)
 
 
 class ReplaySource(_GridSource):
