@@ -316,3 +316,19 @@ def test_disable_commands_freezes_the_feedback(ros):
         rig.send(trajectory(k * T_NS, [np.full(6, 0.004)] * 4, [np.zeros(6)] * 4))
         assert list(rig.js[-1].position) == frozen and rig.stamp() == (k + 1) * T_NS   # frames go on
     ros.spin_until(lambda: rig.values() and rig.values()[-1]['disable_commands'] == 'True', 10, 'status')
+
+
+def test_real_time_counts_late_commands_only_when_a_moving_stream_runs_out(ros):
+    """Wall clock: frames past the end of a trajectory that ended at rest are a hold by design (the
+    planner went IDLE at the end of a run: 19 frames were counted late there); past one that
+    ended moving, each frame is a late command."""
+    rig = Rig(ros, HEXAPOD, lockstep=False, time_scale=1.0, watchdog=False).up()
+    rig.pub.publish(trajectory(0, [np.full(6, 0.001 * (i + 1)) for i in range(4)], [np.zeros(6)] * 4,
+                               times=[0.01, 0.02, 0.03, 0.04]))
+    ros.spin_until(lambda: np.allclose(rig.js[-1].position, 0.004, atol=1e-6), 20, 'at rest at the goal')
+    frames = rig.node.frames
+    ros.spin_until(lambda: rig.node.frames > frames + 40, 20, '40 frames of hold')
+    assert rig.node.late_commands == 0
+    rig.pub.publish(trajectory(0, [np.full(6, 0.004 + 0.0001 * (i + 1)) for i in range(4)], [np.full(6, 0.01)] * 4,
+                               times=[0.01, 0.02, 0.03, 0.04]))
+    ros.spin_until(lambda: rig.node.late_commands >= 20, 20, 'late commands after a stream that ended moving')

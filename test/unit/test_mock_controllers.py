@@ -154,3 +154,15 @@ def test_the_plant_never_receives_a_command_it_must_not_get(messages):
             c.apply(got.entry)
         rows = c.commands(0.0, 2, 1e-4)['effort']
         assert np.all(np.isnan(rows)) or (np.all(np.isfinite(rows)) and np.all(rows >= lo) and np.all(rows <= hi))
+
+
+@pytest.mark.parametrize('vel, moving', [(0.1, True), (-2e-6, True), (0.0, False), (5e-7, False), (None, False)])
+def test_a_trajectory_ends_moving_only_with_a_velocity_at_its_last_point(vel, moving):
+    """The drives count frames past the end of a trajectory as late commands only when it ended
+    moving; after one that ends at rest (or without velocities) holding is what was asked for."""
+    f = follower()
+    assert not f.ends_moving()                                     # holding where it started
+    f.apply(f.accept(traj(vel=vel), 0).entry, 0.0, 0.0, None)
+    assert f.ends_moving() == moving
+    f.hold(0.001)
+    assert not f.ends_moving()

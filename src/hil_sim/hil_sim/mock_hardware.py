@@ -282,9 +282,11 @@ class MockHardwareNode(FramePacing, HilLifecycleNode):
                                                          f'(command_timeout {self.p.command_timeout:g} s)'))
         end = self.controller.end()
         if (not self.p.lockstep and self.started and end is not None
-                and end < self._rel(self.t_ns + self.frame_ns) - 1e-9):
-            # real time: the frame runs past the end of the last command (it came late or not
-            # at all): the drives hold its last point, as a JTC does
+                and end < self._rel(self.t_ns + self.frame_ns) - 1e-9 and self.controller.ends_moving()):
+            # real time: the frame runs past the end of the last command, which ended moving (the
+            # next came late or not at all): the drives hold its last point, as a JTC does. After
+            # a command that ends at rest (the stream stopped by design: IDLE, a goal reached)
+            # holding is what was asked for, not a late command.
             self.late_commands += 1
             self._late_since_status += 1
         if not self.p.disable_commands:

@@ -119,6 +119,10 @@ def _seconds(ns: int) -> float:
     return (ns // 1_000_000_000) + (ns % 1_000_000_000) * 1e-9
 
 
+# m/s or rad/s: slower than this at its last point, a trajectory ends at rest
+END_AT_REST = 1e-6
+
+
 class TrajectoryFollower:
     late_action = 'held the last setpoint'
 
@@ -208,6 +212,13 @@ class TrajectoryFollower:
 
     def end(self) -> float:
         return float(self.knots[0][-1])
+
+    def ends_moving(self, tolerance: float = END_AT_REST) -> bool:
+        """Whether the active trajectory ends with a velocity (a stream cut while moving): the
+        frames past its end are late commands. One that ends at rest ends by design (the planner
+        went IDLE, a move reached its goal): the JTC holds its last point, nothing is late."""
+        v = self.knots[2]
+        return v is not None and bool(np.any(np.abs(v[-1]) > tolerance))
 
 
 class ForwardCommand:
