@@ -50,8 +50,8 @@ from typing import Any, Callable
 
 from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, QoSProfile
-from rclpy.serialization import serialize_message
 
+from hil_nodes.cdr_encode import prepare, serialize_exact
 from hil_nodes.topics import SHARED_TOPICS
 
 DRAIN_BUDGET = 0.005     # wall s of deliveries before the executor gets its turn again
@@ -143,7 +143,7 @@ class IntraProcessBus:
         topic.raw_callbacks = [s.callback for s in served if s.raw]
         if topic.raw_callbacks:                # (loading rosbags' types takes ~0.2 s: not mid-run)
             for pub in topic.publishers:
-                _trimmer_of(pub.inner.msg_type)
+                prepare(pub.inner.msg_type)
 
     # --- delivery ----------------------------------------------------------------------------
     def queue(self, topic: _Topic, msg) -> None:
@@ -213,59 +213,6 @@ class IntraProcessBus:
 
 
 BUS = IntraProcessBus()
-
-_TRIMMERS: dict[type, object] = {}
-
-
-def serialize_exact(msg) -> bytes:
-    """The CDR bytes a DDS reader would take for ``msg``. rclpy's ``serialize_message`` returns
-    rmw_fastrtps' *estimated* length, which counts alignment for empty sequences that the
-    serializer never writes: a JointState or JointTrajectory with empty fields comes out with up
-    to tens of bytes of garbage after its end (ros2 bag ignores them, rosbags refuses the
-    message). For a type with sequences the true length comes from rosbags' generated size
-    function, which reads the rclpy message as it is (1-7 us; names and layout are the same)."""
-    data = serialize_message(msg)
-    trim = _trimmer_of(type(msg))
-    if trim is None:
-        return data
-    msgdef, store = trim
-    return data[:4 + msgdef.getsize_cdr(0, msg, store)]
-
-
-_UNKNOWN = object()
-
-
-def _trimmer_of(cls):
-    trim = _TRIMMERS.get(cls, _UNKNOWN)
-    if trim is _UNKNOWN:
-        trim = _TRIMMERS[cls] = _trimmer(cls)
-    return trim
-
-
-def _has_sequences(cls) -> bool:
-    import importlib
-    for ftype in cls.get_fields_and_field_types().values():
-        if 'sequence<' in ftype:
-            return True
-        base = ftype.split('[')[0]
-        if '/' in base:
-            pkg, name = base.split('/')
-            if _has_sequences(getattr(importlib.import_module(f'{pkg}.msg'), name)):
-                return True
-    return False
-
-
-def _trimmer(cls):
-    if not _has_sequences(cls):
-        return None                            # fixed layout: the estimate is the length
-    from hil_nodes.bag import typestore
-    store = typestore()
-    module = cls.__module__.split('.')         # e.g. sensor_msgs.msg._joint_state
-    try:
-        return store.get_msgdef(f'{module[0]}/msg/{cls.__name__}'), store
-    except KeyError:
-        return None                            # a type rosbags does not know: as rclpy gives it
-
 
 def eligible(topic: str) -> bool:
     return BUS.enabled and topic not in SHARED_TOPICS and not topic.startswith(_EXCLUDED_PREFIXES)
