@@ -14,17 +14,19 @@ Each topic's ``offered_qos_profiles`` (one per publisher seen when the topic was
 """
 from __future__ import annotations
 
+import itertools
 import json
 import pathlib
 import struct
 from collections import defaultdict
+from io import BytesIO
 from typing import Any, Iterator
 
 from rosbags.rosbag2 import Reader, Writer
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2.enums import StoragePlugin
 from rosbags.rosbag2.metadata import dump_qos_v9
-from rosbags.rosbag2.storage_mcap import McapReader
+from rosbags.rosbag2.storage_mcap import McapReader, PendingChunk
 from rosbags.typesys import Stores, get_typestore
 
 _MAGIC = b'\x89MCAP0\r\n'
@@ -39,13 +41,53 @@ def typestore():
     return _TYPESTORE
 
 
+def _close_chunk(storage) -> None:
+    """rosbags' ``McapWriter.close_chunk`` (same records, same bytes: tested against it), with
+    each channel's message index packed at once. rosbags writes it with two Python calls per
+    message: 2-7 ms at every checkpoint of a 400 Hz graph (3600 messages per second), long
+    enough to make frames late once a second in real time."""
+    chunk = storage.chunk
+    size = chunk.bio.tell()
+    compressed = storage.compressor(chunk.bio.getvalue())
+    comp = storage.compression.encode()
+    rec = BytesIO()
+    rec.write(struct.pack(f'<QQQII{len(comp)}sQ', chunk.message_start_time, chunk.message_end_time, size, 0,
+                          len(comp), comp, len(compressed)))
+    rec.write(compressed)
+    chunk_start = storage.bio.tell()
+    _record(storage.bio, 0x06, rec.getbuffer())
+    chunk_end = storage.bio.tell()
+    offsets = []
+    for cid, msgs in chunk.msgs.items():        # message index: (timestamp, offset) per message
+        offsets.append((cid, storage.bio.tell()))
+        body = struct.pack(f'<HI{2 * len(msgs)}Q', cid, 16 * len(msgs), *itertools.chain.from_iterable(msgs))
+        _record(storage.bio, 0x07, body)
+    index = BytesIO()
+    index.write(struct.pack('<QQQQI', chunk.message_start_time, chunk.message_end_time, chunk_start,
+                            chunk_end - chunk_start, 10 * len(offsets)))
+    for cid, offset in offsets:
+        index.write(struct.pack('<HQ', cid, offset))
+    index.write(struct.pack(f'<QI{len(comp)}sQQ', storage.bio.tell() - chunk_end, len(comp), comp,
+                            len(compressed), size))
+    storage.chunks.append(index)
+    storage.chunk = PendingChunk(2**63 - 1, 0, BytesIO(), defaultdict(list))
+
+
+def _record(bio, op: int, body) -> None:
+    bio.write(struct.pack('<BQ', op, len(body)))
+    bio.write(body)
+
+
 class CheckpointWriter:
     """A rosbags Writer (rosbag2 v9, mcap) that can be made readable at any moment."""
 
-    def __init__(self, path: str | pathlib.Path):
+    def __init__(self, path: str | pathlib.Path, fast_index: bool = True):
         self.path = pathlib.Path(path)
         self.writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
+        if fast_index:                           # (False: rosbags' own, the test oracle)
+            storage = self.writer.storage
+            storage.close_chunk = lambda: _close_chunk(storage)
         self.connections: dict[str, Any] = {}
         self.closed = False
 
