@@ -1,6 +1,6 @@
 """hil_nodes.bag.CheckpointWriter: its packed message index writes the same mcap file, byte for
-byte, as rosbags' own chunk closing (the oracle), through checkpoints, a chunk closed by size
-and the close; and the bag reads back with every message."""
+byte, as rosbags' own chunk closing (the oracle), through checkpoints, chunks closed by size
+(CHUNK_BYTES) and the close; the bag reads back with every message, its metadata as YAML."""
 import pathlib
 
 from hil_nodes.bag import CheckpointWriter, message_counts, read_messages
@@ -40,5 +40,8 @@ def test_packed_index_writes_the_same_file_as_rosbags(tmp_path):
     fast, oracle = write(tmp_path / 'fast' / 'bag', True), write(tmp_path / 'rosbags' / 'bag', False)
     assert len(fast) > 2**20 and fast == oracle
     assert message_counts(tmp_path / 'fast' / 'bag') == {'/hil/mode': 1, '/ft_sensor/wrench': 14000, '/joint_states': 3500}
+    import yaml
+    meta = yaml.safe_load((tmp_path / 'fast' / 'bag' / 'metadata.yaml').read_text())   # compact JSON is YAML
+    assert meta['rosbag2_bagfile_information']['message_count'] == 17501
     forces = [m.wrench.force.x for topic, _, m in read_messages(tmp_path / 'fast' / 'bag', ['/ft_sensor/wrench'])]
     assert forces == [float(k) for k in range(14000)]

@@ -13,8 +13,10 @@ its /diagnostics status and written to ``accounting.yaml`` in the bag directory 
 checkpoint and at close (``final: true``); ``hil_core.accounting`` turns them, with the designed
 rates and the producers' counts, into the run's per-topic table.
 
-Cost (measured, /tmp bench of the writer on a lockstep Hexafloat bag, 184-byte messages): a
-serialized write is about 5 us of CPU, a checkpoint about 4-6 ms (libyaml metadata). Writes stay
+Cost (measured in a running real-time Hexafloat graph, one process): a write is about 7 us of
+CPU, the serialization before it 9 us (``hil_nodes.cdr_encode``); a checkpoint 1.2-1.5 ms plus
+0.4 ms for the accounting (it was 3-4 ms: rosbags' per-message chunk index and 1 MiB chunks,
+``hil_nodes.bag``). Writes stay
 in the subscription callback: a writer thread would not run in parallel (the GIL) and would add
 a thread switch of up to the interpreter's 5 ms switch interval to the executor instead.
 """
