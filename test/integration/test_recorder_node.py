@@ -125,3 +125,39 @@ def test_bag_of_killed_recorder_readable_up_to_last_checkpoint(ros, tmp_path):
     assert message_counts(bag) == {'/joint_states': N}
     acc = _accounting(bag)                     # from the last checkpoint
     assert acc['final'] is False and acc['topics']['/joint_states']['written'] == N
+
+
+def test_checkpoint_steps_follow_the_trigger_topic_and_fall_back_to_the_timer(ros, tmp_path):
+    """checkpoint_after: a due checkpoint is taken one step per message of the trigger topic
+    (flush, metadata, accounting, status: in one process each lands right after a frame's chain);
+    steps the topic did not trigger are taken at the next checkpoint time."""
+    bag = tmp_path / 'bag'
+    js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(100))
+    trigger = ros.node.create_publisher(String, '/trigger', qos.command(100))
+    rec = ros.add_node(RecorderNode(context=ros.context, parameter_overrides=[
+        Parameter('bag_path', value=str(bag)), Parameter('topics', value=['/joint_states', '/trigger']),
+        Parameter('discovery_period', value=0.05), Parameter('checkpoint_period', value=60.0),
+        Parameter('checkpoint_after', value='/trigger')]))
+    ros.bring_up('recorder')
+    ros.spin_until(lambda: len(rec._subs) == 2, 10, 'recorder subscriptions')
+    ros.spin_until(lambda: ros.node.count_subscribers('/trigger') >= 1, 10, 'match')
+    _publish_joint_states(ros, js_pub, 20)
+    ros.spin_until(lambda: rec.bag.counts().get('/joint_states', 0) == 20, 10, 'joint states written')
+    rec._checkpoint_due()                                  # the timer's call: four steps due
+    assert len(rec._steps) == 4 and not (bag / 'accounting.yaml').exists()
+    for left in (3, 2, 1, 0):
+        trigger.publish(String(data='frame'))
+        ros.spin_until(lambda: len(rec._steps) == left, 10, f'{4 - left} step(s) after the trigger')
+        if left == 2:
+            assert not (bag / 'accounting.yaml').exists()  # flush and metadata only so far
+    assert _accounting(bag)['topics']['/joint_states']['written'] == 20
+    assert _accounting(bag)['topics']['/trigger']['written'] == 3       # written at the third step
+    _publish_joint_states(ros, js_pub, 10)
+    ros.spin_until(lambda: rec.bag.counts().get('/joint_states', 0) == 30, 10, 'more joint states')
+    rec._checkpoint_due()
+    assert len(rec._steps) == 4 and _accounting(bag)['topics']['/joint_states']['written'] == 20
+    rec._checkpoint_due()                                  # no trigger came: taken at the next time
+    assert len(rec._steps) == 4 and _accounting(bag)['topics']['/joint_states']['written'] == 30
+    meta = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    counts = {t['topic_metadata']['name']: t['message_count'] for t in meta['topics_with_message_count']}
+    assert counts['/joint_states'] == 30                  # the metadata of the flushed file

@@ -63,6 +63,8 @@ def test_process_arguments_name_the_node_and_pass_param_files(tmp_path):
     ({'nodes': [{'name': 'a', 'package': 'p', 'executable': 'e'}],
       'hardware': {'robot_description': 'urdf/iiwa14.urdf', 'controllers': ['c'], 'parameters': {'b': {'x': 1}}}},
      'unknown node'),
+    ({'nodes': [{'name': 'a', 'package': 'p', 'executable': 'e'}], 'record_topics': ['/a'],
+      'record_checkpoint_after': '/b'}, 'not one of record_topics'),
 ])
 def test_bad_system_files_are_refused_with_the_entry_named(tmp_path, content, message):
     path = tmp_path / 'bad.yaml'

@@ -116,12 +116,22 @@ class CheckpointWriter:
 
     def checkpoint(self) -> None:
         """Close the pending chunk, flush to the OS, rewrite metadata.yaml."""
+        self.flush()
+        self.rewrite_metadata()
+
+    def flush(self) -> None:
+        """Close the pending chunk and flush the file to the OS (the first step of a checkpoint)."""
         if self.closed:
             return
         storage = self.writer.storage
         if storage.chunk.bio.tell():
             storage.close_chunk()
         storage.bio.flush()
+
+    def rewrite_metadata(self) -> None:
+        """Rewrite metadata.yaml for what was flushed (the second step of a checkpoint)."""
+        if self.closed:
+            return
         w = self.writer
         mcap = _mcap_file(self.path)
         _dump_metadata(self.path, mcap, {c.id: c for c in w.connections}, dict(w.counts),

@@ -175,7 +175,8 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
             if monitored:   # an empty list has no type in a params file
                 p['monitored_nodes'] = monitored
         if spec is RECORDER:
-            p.update(bag_path=str(bag_path), topics=list(desc.record_topics))
+            p.update(bag_path=str(bag_path), topics=list(desc.record_topics),
+                     checkpoint_after=desc.record_checkpoint_after)
         planned.append(replace(spec, parameters=p, env=dict(env)))
     rviz = root / 'config' / 'rviz' / f'{desc.name}.rviz'
     return BringupPlan(system=desc.name, mode=mode, lockstep=lockstep, rt=rt, processes=tuple(lab + planned),

@@ -25,6 +25,7 @@ from __future__ import annotations
 import importlib
 import pathlib
 import time
+from collections import deque
 
 from rclpy.clock import Clock, ClockType
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -54,6 +55,10 @@ class RecorderNode(HilLifecycleNode):
               range=(0.05, 60.0)),
         Param('discovery_period', float, 0.2, 'wall seconds between graph checks for new topics',
               range=(0.01, 10.0)),
+        Param('checkpoint_after', str, '', "a recorded topic: a due checkpoint is taken in steps of about "
+              "1 ms, one right after each message of it (in one process in real time, the last message "
+              "of a frame's chain: the steps fall in the frame's idle time); steps still due at the next "
+              "checkpoint time are taken then. '' = the whole checkpoint on the timer"),
     )
 
     def __init__(self, node_name: str = 'recorder', **kwargs):
@@ -63,6 +68,7 @@ class RecorderNode(HilLifecycleNode):
         self._own_timers = []
         self.tallies: dict[str, Tally] = {}
         self.write_errors = 0
+        self._steps: deque = deque()          # checkpoint steps still to take (checkpoint_after)
 
     def configure_node(self) -> None:
         self._sim_time = bool(self.get_parameter('use_sim_time').value)
@@ -73,7 +79,8 @@ class RecorderNode(HilLifecycleNode):
         self.bag = CheckpointWriter(path)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._own_timers = [self.create_timer(self.p.discovery_period, self._discover, clock=steady),
-                        self.create_timer(self.p.checkpoint_period, self._checkpoint, clock=steady)]
+                        self.create_timer(self.p.checkpoint_period, self._checkpoint_due, clock=steady)]
+        self._steps.clear()
 
     def _qos_for(self, topic: str) -> QoSProfile:
         infos = self.get_publishers_info_by_topic(topic)
@@ -127,6 +134,15 @@ class RecorderNode(HilLifecycleNode):
                 self.status(ERROR, f'cannot write {topic}: {exc}')
             return
         tally.written += 1
+        if self._steps and topic == self.p.checkpoint_after:
+            self._steps.popleft()()
+
+    def _checkpoint_due(self) -> None:
+        if not self.p.checkpoint_after:
+            return self._checkpoint()
+        for step in list(self._steps):          # the trigger topic did not flow: take them now
+            step()
+        self._steps = deque((self._flush, self._rewrite_metadata, self._accounting_step, self._report))
 
     def accounting(self, final: bool = False) -> dict:
         """The recorder's per-topic counts (the content of accounting.yaml)."""
@@ -145,9 +161,25 @@ class RecorderNode(HilLifecycleNode):
             self.status(ERROR, f'cannot write accounting.yaml: {exc}')
 
     def _checkpoint(self) -> None:
+        """The whole checkpoint at once (on the timer, at deactivation)."""
+        self._steps.clear()
+        for step in (self._flush, self._rewrite_metadata, self._accounting_step, self._report):
+            step()
+
+    def _flush(self) -> None:
         if self.bag is not None and not self.bag.closed:
-            self.bag.checkpoint()
+            self.bag.flush()
+
+    def _rewrite_metadata(self) -> None:
+        if self.bag is not None and not self.bag.closed:
+            self.bag.rewrite_metadata()
+
+    def _accounting_step(self) -> None:
+        if self.bag is not None and not self.bag.closed:
             self._write_accounting()
+
+    def _report(self) -> None:
+        if self.bag is not None and not self.bag.closed:
             received = sum(t.received for t in self.tallies.values())
             written = sum(t.written for t in self.tallies.values())
             per_topic = {topic: (f'received {t.received} written {t.written} largest_gap_ms '

@@ -92,6 +92,8 @@ class SystemDescription:
     nodes: tuple[NodeSpec, ...]
     path: pathlib.Path
     record_topics: tuple[str, ...] = ('/joint_states', '/hil/mode', '/hil/events')
+    # recorded topic after whose message the recorder takes its checkpoint steps ('' = on its timer)
+    record_checkpoint_after: str = ''
     summary: tuple[str, ...] = ()      # 'node/key' diagnostics values added to the `hil run` summary
     hardware: HardwareSpec | None = None   # what `mode:=hardware` starts instead of the sim_only nodes
 
@@ -160,6 +162,9 @@ def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDe
     record = data.get('record_topics') or list(SystemDescription.record_topics)
     if not all(isinstance(t, str) and t.startswith('/') for t in record):
         raise SystemError_(f'{path.name}: record_topics must be absolute topic names')
+    after = data.get('record_checkpoint_after') or ''
+    if after and after not in record:
+        raise SystemError_(f'{path.name}: record_checkpoint_after {after!r} is not one of record_topics')
     summary = data.get('summary') or []
     if not all(isinstance(k, str) and k.count('/') == 1 for k in summary):
         raise SystemError_(f'{path.name}: summary entries are node/key')
@@ -169,7 +174,8 @@ def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDe
                            f'{sorted(set(hardware.parameters) - seen)}')
     return SystemDescription(name=str(data.get('system', path.stem)),
                              description=str(data.get('description', '')), nodes=tuple(nodes), path=path,
-                             record_topics=tuple(record), summary=tuple(summary), hardware=hardware)
+                             record_topics=tuple(record), record_checkpoint_after=str(after),
+                             summary=tuple(summary), hardware=hardware)
 
 
 def node_ros_args(spec: NodeSpec, overrides_file: pathlib.Path | None = None) -> list[str]:
