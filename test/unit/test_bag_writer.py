@@ -1,6 +1,7 @@
-"""hil_nodes.bag.CheckpointWriter: its packed message index writes the same mcap file, byte for
-byte, as rosbags' own chunk closing (the oracle), through checkpoints, chunks closed by size
-(CHUNK_BYTES) and the close; the bag reads back with every message, its metadata as YAML."""
+"""hil_nodes.bag.CheckpointWriter: its message records and packed message index write the same
+mcap file, byte for byte, and the same metadata as rosbags' own writing (the oracle), through
+checkpoints, chunks closed by size (CHUNK_BYTES) and the close; the bag reads back with every
+message, its metadata as YAML."""
 import pathlib
 
 from hil_nodes.bag import CheckpointWriter, message_counts, read_messages
@@ -16,7 +17,7 @@ def write(path: pathlib.Path, fast: bool) -> bytes:
     from std_msgs.msg import String
 
     from hil_nodes.cdr_encode import serialize_exact
-    bag = CheckpointWriter(path, fast_index=fast)
+    bag = CheckpointWriter(path, fast=fast)
     for topic, msgtype in TOPICS.items():
         bag.add_topic(topic, msgtype)
     w, js = WrenchStamped(), JointState(name=['a', 'b'], position=[0.0, 0.0])
@@ -42,6 +43,7 @@ def test_packed_index_writes_the_same_file_as_rosbags(tmp_path):
     assert message_counts(tmp_path / 'fast' / 'bag') == {'/hil/mode': 1, '/ft_sensor/wrench': 14000, '/joint_states': 3500}
     import yaml
     meta = yaml.safe_load((tmp_path / 'fast' / 'bag' / 'metadata.yaml').read_text())   # compact JSON is YAML
+    assert meta == yaml.safe_load((tmp_path / 'rosbags' / 'bag' / 'metadata.yaml').read_text())
     assert meta['rosbag2_bagfile_information']['message_count'] == 17501
     forces = [m.wrench.force.x for topic, _, m in read_messages(tmp_path / 'fast' / 'bag', ['/ft_sensor/wrench'])]
     assert forces == [float(k) for k in range(14000)]

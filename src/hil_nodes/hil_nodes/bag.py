@@ -79,6 +79,32 @@ def _close_chunk(storage) -> None:
     storage.chunk = PendingChunk(2**63 - 1, 0, BytesIO(), defaultdict(list))
 
 
+_MESSAGE = struct.Struct('<BQHIQQ')        # opcode, record length, channel, sequence, log and publish time
+
+
+def _write_message(writer, connection, timestamp: int, data: bytes) -> None:
+    """rosbags' ``Writer.write`` and ``McapWriter.write`` for a connection of this writer: the same
+    record, index entry and counts (tested byte for byte). rosbags first looks the connection up
+    in a list of dataclasses and builds the record from five small writes: 7 us per message in a
+    running graph, 3600 messages a second."""
+    storage, cid = writer.storage, connection.id
+    chunk = storage.chunk
+    storage.message_start_time = min(timestamp, storage.message_start_time)
+    storage.message_end_time = max(timestamp, storage.message_end_time)
+    storage.channel_stats[cid] += 1
+    chunk.message_start_time = min(timestamp, chunk.message_start_time)
+    chunk.message_end_time = max(timestamp, chunk.message_end_time)
+    bio = chunk.bio
+    chunk.msgs[cid].append((timestamp, bio.tell()))
+    bio.write(_MESSAGE.pack(0x05, 22 + len(data), cid, 0, timestamp, timestamp))
+    bio.write(data)
+    if bio.tell() > 2**20:                  # rosbags' own limit (CHUNK_BYTES closes earlier)
+        storage.close_chunk()
+    writer.counts[cid] += 1
+    writer.min_timestamp = min(timestamp, writer.min_timestamp)
+    writer.max_timestamp = max(timestamp, writer.max_timestamp)
+
+
 def _record(bio, op: int, body) -> None:
     bio.write(struct.pack('<BQ', op, len(body)))
     bio.write(body)
@@ -87,12 +113,13 @@ def _record(bio, op: int, body) -> None:
 class CheckpointWriter:
     """A rosbags Writer (rosbag2 v9, mcap) that can be made readable at any moment."""
 
-    def __init__(self, path: str | pathlib.Path, fast_index: bool = True, chunk_bytes: int = CHUNK_BYTES):
+    def __init__(self, path: str | pathlib.Path, fast: bool = True, chunk_bytes: int = CHUNK_BYTES):
         self.path = pathlib.Path(path)
         self.chunk_bytes = int(chunk_bytes)
+        self.fast = bool(fast)                   # (False: rosbags' own writing, the test oracle)
         self.writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
         self.writer.open()
-        if fast_index:                           # (False: rosbags' own, the test oracle)
+        if fast:
             storage = self.writer.storage
             storage.close_chunk = lambda: _close_chunk(storage)
         self.connections: dict[str, Any] = {}
@@ -106,7 +133,10 @@ class CheckpointWriter:
                 topic, msgtype, typestore=typestore(), offered_qos_profiles=list(offered_qos_profiles))
 
     def write(self, topic: str, timestamp_ns: int, data: bytes) -> None:
-        self.writer.write(self.connections[topic], int(timestamp_ns), data)
+        if self.fast:
+            _write_message(self.writer, self.connections[topic], int(timestamp_ns), data)
+        else:
+            self.writer.write(self.connections[topic], int(timestamp_ns), data)
         storage = self.writer.storage
         if storage.chunk.bio.tell() > self.chunk_bytes:
             storage.close_chunk()
