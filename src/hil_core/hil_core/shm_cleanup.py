@@ -216,12 +216,12 @@ def clean_dead_shm(shm_dir: str = SHM_DIR, min_age: float = 1.0, now: float | No
 def clean_own_shm(own: set[str], timeout: float = 2.0, shm_dir: str = SHM_DIR, min_age: float = 1.0,
                   sleep=time.sleep, clock=time.monotonic) -> CleanReport:
     """``clean_dead_shm`` after every process of a run has ended, repeated until none of the
-    units of ``own`` (the files the run's processes used) is left, or ``timeout`` s. A unit of
+    units ``own`` (their base names: ``owned_units`` while the run's processes lived) is left,
+    or ``timeout`` s. A unit of
     a run that is over can still look alive or young for a moment: a Fast DDS process starting
     elsewhere on the machine probes every unit's lock (its zombie check), another clean-up holds
-    it while it decides, a port re-created at the end is younger than ``min_age``. ``own``: unit
-    base names (``owned_units`` while the run's processes lived). Units of other live processes
-    are never waited for, and never removed."""
+    it while it decides, a port re-created at the end is younger than ``min_age``. Units of
+    other live processes are never waited for, and never removed."""
     mine = set(own)
     report = clean_dead_shm(shm_dir, min_age)
     end = clock() + timeout

@@ -97,7 +97,7 @@ class RecorderNode(HilLifecycleNode):
         self._discover()
 
     def _discover(self) -> None:
-        if self.bag is None or self.bag.closed:
+        if not self._bag_open():
             return
         wanted = set(self.p.topics) - set(self._subs)
         if not wanted:
@@ -118,7 +118,7 @@ class RecorderNode(HilLifecycleNode):
                 cls, topic, lambda data, t=topic: self._write(t, data), self._qos_for(topic), raw=True)
 
     def _write(self, topic: str, data: bytes) -> None:
-        if not self.active or self.bag is None or self.bag.closed:
+        if not self.active or not self._bag_open():
             return
         # receipt time on the node clock; on the wall clock without rclpy's Clock.now() (a Time
         # object per call: ~7 us, 3000 times per second here); in one process the publish time
@@ -142,7 +142,7 @@ class RecorderNode(HilLifecycleNode):
             return self._checkpoint()
         for step in list(self._steps):          # the trigger topic did not flow: take them now
             step()
-        self._steps = deque((self._flush, self._rewrite_metadata, self._accounting_step, self._report))
+        self._steps = deque(self._checkpoint_steps())
 
     def accounting(self, final: bool = False) -> dict:
         """The recorder's per-topic counts (the content of accounting.yaml)."""
@@ -163,23 +163,30 @@ class RecorderNode(HilLifecycleNode):
     def _checkpoint(self) -> None:
         """The whole checkpoint at once (on the timer, at deactivation)."""
         self._steps.clear()
-        for step in (self._flush, self._rewrite_metadata, self._accounting_step, self._report):
+        for step in self._checkpoint_steps():
             step()
 
+    def _checkpoint_steps(self) -> tuple:
+        """Flush, metadata, accounting, status: each a no-op once the bag is closed."""
+        return self._flush, self._rewrite_metadata, self._accounting_step, self._report
+
+    def _bag_open(self) -> bool:
+        return self.bag is not None and not self.bag.closed
+
     def _flush(self) -> None:
-        if self.bag is not None and not self.bag.closed:
+        if self._bag_open():
             self.bag.flush()
 
     def _rewrite_metadata(self) -> None:
-        if self.bag is not None and not self.bag.closed:
+        if self._bag_open():
             self.bag.rewrite_metadata()
 
     def _accounting_step(self) -> None:
-        if self.bag is not None and not self.bag.closed:
+        if self._bag_open():
             self._write_accounting()
 
     def _report(self) -> None:
-        if self.bag is not None and not self.bag.closed:
+        if self._bag_open():
             received = sum(t.received for t in self.tallies.values())
             written = sum(t.written for t in self.tallies.values())
             per_topic = {topic: (f'received {t.received} written {t.written} largest_gap_ms '
@@ -194,7 +201,7 @@ class RecorderNode(HilLifecycleNode):
         self._checkpoint()
 
     def _close_bag(self) -> None:
-        if self.bag is not None and not self.bag.closed:
+        if self._bag_open():
             self.bag.close()
             self._write_accounting(final=True)
 

@@ -90,7 +90,7 @@ def clean_dead_shm(log: pathlib.Path | None = None, own: set[str] | None = None)
     report = shm_cleanup.clean_dead_shm() if own is None else shm_cleanup.clean_own_shm(own)
     if log is not None:
         with log.open('a') as fh:
-            fh.write(f'{time.time():.3f} ({time.monotonic() - t0:.2f} s) removed {sorted(report.removed)}; kept: owner alive '
-                     f'{sorted(report.alive)}, younger than 1 s {sorted(report.young)}, '
+            fh.write(f'{time.time():.3f} ({time.monotonic() - t0:.2f} s) removed {sorted(report.removed)}; '
+                     f'kept: owner alive {sorted(report.alive)}, younger than 1 s {sorted(report.young)}, '
                      f'not inspectable {sorted(report.unknown)}\n')
     return len(report.removed)
