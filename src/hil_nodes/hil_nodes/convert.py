@@ -221,3 +221,36 @@ def trajectory_from_msg(msg):
     points = tuple(Point(ns(p.time_from_start), tuple(map(float, p.positions)), tuple(map(float, p.velocities)),
                          tuple(map(float, p.accelerations)), tuple(map(float, p.effort))) for p in msg.points)
     return Trajectory(tuple(msg.joint_names), points, ns(msg.header.stamp))
+
+
+def plain_trajectory_from_msg(msg):
+    """hil_core.plants.plain_trajectory.PlainTrajectory of a JointTrajectory, or None when it is
+    not plain (the drives' fast path; ``trajectory_from_msg`` serves the full check). Each field
+    is read once (an rclpy field is a property); the rows go through the buffer of rclpy's
+    float64 sequences (array.array('d')) in one copy."""
+    from hil_core.plants.plain_trajectory import PlainTrajectory
+    points, names = msg.points, tuple(msg.joint_names)
+    n = len(names)
+    if not n or not points:
+        return None
+    nv = len(points[0].velocities)
+    if nv not in (0, n):
+        return None
+    pos, vel, times = [], [], []
+    for p in points:
+        p_row, v_row = p.positions, p.velocities
+        if len(p_row) != n or len(v_row) != nv or len(p.accelerations) or len(p.effort):
+            return None
+        pos.append(p_row)
+        vel.append(v_row)
+        d = p.time_from_start
+        times.append(int(d.sec) * 1_000_000_000 + int(d.nanosec))
+    shape = (len(points), n)
+    return PlainTrajectory(names, stamp_to_ns(msg.header.stamp), np.array(times, dtype=np.int64),
+                           _rows(pos, shape), _rows(vel, shape) if nv else None)
+
+
+def _rows(rows, shape) -> np.ndarray:
+    if all(getattr(r, 'typecode', None) == 'd' for r in rows):
+        return np.frombuffer(b''.join(rows), dtype=float).reshape(shape)
+    return np.array(rows, dtype=float).reshape(shape)     # a message built outside rclpy (rosbags)

@@ -29,7 +29,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from hil_nodes import qos, topics
 from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError
-from hil_nodes.convert import ns_to_stamp, trajectory_from_msg
+from hil_nodes.convert import ns_to_stamp, plain_trajectory_from_msg, trajectory_from_msg
 from hil_nodes.grid_timer import DRIVES_OFFSET_NS, create_grid_timer
 from hil_nodes.runner import main_for
 from hil_sim.hardware_watchdog import PARAMS as WATCHDOG_PARAMS, HardwareWatchdog
@@ -201,8 +201,15 @@ class MockHardwareNode(FramePacing, HilLifecycleNode):
                 self._step()
             return
         if self.robot.spec.trajectory:
-            traj = trajectory_from_msg(msg)
-            stamp, verdict = traj.stamp_ns, self.controller.accept(traj, self._controller_now())
+            now = self._controller_now()
+            # the common command decided on arrays; anything else (and every refusal) by the full check
+            plain = plain_trajectory_from_msg(msg)
+            verdict = None if plain is None else self.controller.accept_plain(plain, now)
+            if verdict is None:
+                traj = trajectory_from_msg(msg)
+                stamp, verdict = traj.stamp_ns, self.controller.accept(traj, now)
+            else:
+                stamp = plain.stamp_ns
         else:
             stamp, verdict = 0, self.controller.accept(msg.data, self._controller_now())
         if verdict.accepted:

@@ -39,6 +39,7 @@ from hil_core.command_watchdog import braking_knots
 from hil_core.joint_trajectory import JtcSettings, Trajectory, guard_trajectory, jtc_validate, to_controller_order
 from hil_core.joint_trajectory_legacy import sample_knots
 from hil_core.plants.description import HardwareInfo
+from hil_core.plants.plain_trajectory import PlainAcceptance, PlainTrajectory
 
 JTC_TYPE = 'joint_trajectory_controller/JointTrajectoryController'
 # forward_command_controller and its one-interface specialisations (the interface is implied)
@@ -135,6 +136,13 @@ class TrajectoryFollower:
         x0 = np.asarray(initial_positions, dtype=float)
         self.knots = (np.array([0.0]), x0[None, :], None)    # active setpoint trajectory (rel. s)
         self.braking = False                                 # the knots are the watchdog's stop
+        self._plain = PlainAcceptance(spec.joints, spec.jtc, self.limits, self.order)
+
+    def accept_plain(self, plain: PlainTrajectory, now_ns: int) -> Acceptance | None:
+        """The acceptance of a plain trajectory decided on whole arrays (hil_core.plants.
+        plain_trajectory); None: not decided there, ``accept`` decides (and gives any refusal)."""
+        entry = self._plain.accept(plain, now_ns)
+        return None if entry is None else Acceptance(entry=entry)
 
     def accept(self, traj: Trajectory, now_ns: int) -> Acceptance:
         verdict = jtc_validate(traj, self.spec.jtc, now_ns)
