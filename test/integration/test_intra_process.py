@@ -20,7 +20,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message, serialize_message
 from std_msgs.msg import Header, String
 
-from hil_nodes.intra_process import BUS, IntraProcessBus, IntraProcessNode, IntraPublisher
+from hil_nodes.intra_process import BUS, IntraProcessBus, IntraProcessNode, IntraPublisher, reader_count
 
 VOLATILE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -207,6 +207,7 @@ def test_dds_carries_a_message_only_to_a_reader_that_matched_and_never_twice_in_
     s.create_subscription(String, '/out', lambda m: inside.append(m.data), VOLATILE)
     pub = p.create_publisher(String, '/out', VOLATILE)
     assert pub.get_subscription_count() == 0             # the served subscription has no reader
+    assert reader_count(pub) == 1                        # ... but it reads (a viewer's message is built)
     outside = ros.collect(String, '/out', VOLATILE)
     ros.spin_until(lambda: pub.get_subscription_count() >= 1, what='the outside reader')
     pub.publish(String(data='a'))

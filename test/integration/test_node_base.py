@@ -81,3 +81,19 @@ def test_a_software_node_says_none_as_its_hardware(ros):
     ros.spin_until(lambda: any(s.message == 'configured' for d in diags for s in d.status), 10, 'configured')
     assert [(s.name, s.hardware_id) for d in diags for s in d.status if s.message == 'configured'] == \
         [('demo: status', 'none')]
+
+
+def test_now_ns_is_the_node_clock_simulated_or_not(ros):
+    """``now_ns`` reads the system clock directly when no simulated time is active (what rcl's
+    ROS_TIME clock reads then) and the simulated time when it is."""
+    from rclpy.time import Time
+    node = ros.add_node(Demo(node_name='clock_demo', context=ros.context,
+                             parameter_overrides=[Parameter('ip', value='10.0.0.2')]))
+    before = node.get_clock().now().nanoseconds
+    now = node.now_ns()
+    after = node.get_clock().now().nanoseconds
+    assert before <= now <= after
+    clock = node.get_clock()
+    clock._set_ros_time_is_active(True)
+    clock.set_ros_time_override(Time(seconds=12.5))
+    assert node.now_ns() == 12_500_000_000 == clock.now().nanoseconds

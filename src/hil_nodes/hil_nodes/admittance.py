@@ -30,6 +30,7 @@ from hil_core.admittance.lti_model import (SEED_DAMPING_RATIO, SEED_FREQUENCY_HZ
 from hil_core.admittance.pose_offset import check_home_pose
 from hil_nodes import convert, qos, topics
 from hil_nodes.base import OK, STALE, WARN, HilLifecycleNode, Param
+from hil_nodes.message_ring import MessageRing, fill_pose_stamped
 from hil_nodes.runner import main_for
 
 _M0, _D0, _K0 = matrices_from_frequency(SEED_FREQUENCY_HZ, SEED_DAMPING_RATIO, SEED_STIFFNESS)
@@ -164,6 +165,7 @@ class AdmittanceNode(HilLifecycleNode):
         stream = self.stream_qos()
         self._cycle = self.cycle_monitor('step', self.p.period)
         self._pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.ADMITTANCE_REFERENCE, stream)
+        self._pose_ring = MessageRing(PoseStamped)
         self._twist_pub = self.create_lifecycle_publisher(TwistStamped, topics.ADMITTANCE_TWIST, stream)
         self._accel_pub = self.create_lifecycle_publisher(AccelStamped, topics.ADMITTANCE_ACCEL, stream)
         self._io = [
@@ -183,7 +185,7 @@ class AdmittanceNode(HilLifecycleNode):
     def activate_node(self) -> None:
         # The state is held across deactivate/activate; only the stamp history restarts.
         self._last_stamp = None
-        self._last_rx = self.get_clock().now().nanoseconds
+        self._last_rx = self.now_ns()
         self._stale = False
 
     def cleanup_node(self) -> None:
@@ -246,7 +248,7 @@ class AdmittanceNode(HilLifecycleNode):
         self._publish(stamp)
         self._last_stamp = stamp
         self._last_wrench = w
-        self._last_rx = self.get_clock().now().nanoseconds
+        self._last_rx = self.now_ns()
         if self._stale:
             self._stale = False
             self.status(OK, 'wrench back: model running', **self.counters)
@@ -267,8 +269,8 @@ class AdmittanceNode(HilLifecycleNode):
         pose, twist, accel = self.model.outputs()
         stamp = convert.ns_to_stamp(stamp_ns)
         frame = self.p.control_frame
-        msg = PoseStamped(pose=convert.array_to_pose(pose))
-        msg.header.stamp, msg.header.frame_id = stamp, frame
+        msg = self._pose_ring.next()
+        fill_pose_stamped(msg, stamp, frame, pose)
         self._pose_pub.publish(msg)
         self.count_published(topics.ADMITTANCE_REFERENCE)
         if not self.p.publish_twist_accel:
@@ -283,7 +285,7 @@ class AdmittanceNode(HilLifecycleNode):
     def _check_stale(self) -> None:
         if not self.active or self._stale or self._last_rx is None:
             return
-        age = (self.get_clock().now().nanoseconds - self._last_rx) * 1e-9
+        age = (self.now_ns() - self._last_rx) * 1e-9
         if age > self.p.stale_timeout:
             self._stale = True
             self.counters['stale_events'] += 1

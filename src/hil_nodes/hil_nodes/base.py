@@ -296,6 +296,13 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
         self._send_status(self._cycle_status_name, level, message, values)
 
     # --- helpers ------------------------------------------------------------------------------
+    def now_ns(self) -> int:
+        """``get_clock().now().nanoseconds``: the simulated time while it is active, else the system
+        clock (what rcl's ROS_TIME clock reads then) read directly. rclpy's ``now()`` builds a Time
+        object: 2.9 us against 0.8 here, and a real-time graph asks ~3000 times a second."""
+        clock = self.get_clock()
+        return clock.now().nanoseconds if clock.ros_time_is_active else time.time_ns()
+
     def due(self, kind: str, period: float) -> bool:
         """True at most once per ``period`` wall seconds for ``kind`` (see :func:`due`)."""
         return due(self._due_last, kind, period)

@@ -31,8 +31,9 @@ from hil_core.ft.signal_chain import MINI45_RANGE, REASONS, VALID, ChainConfig, 
 from hil_core.rotations import quat_to_matrix
 from hil_nodes import topics
 from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
-from hil_nodes.convert import array_to_wrench, ns_to_stamp, pose_to_array
+from hil_nodes.convert import pose_to_array
 from hil_nodes.ft_sources import SOURCES
+from hil_nodes.message_ring import MessageRing, fill_wrench_stamped
 from hil_nodes.runner import main_for
 
 
@@ -138,6 +139,7 @@ class FtSensorNode(HilLifecycleNode):
         self._cycle = self.cycle_monitor('samples', 1.0 / p.publish_rate)
         self.pub = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH, self.stream_qos())
         self.pub_raw = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH_RAW, self.stream_qos())
+        self._ring, self._raw_ring = MessageRing(WrenchStamped), MessageRing(WrenchStamped)
         self._srv = self.create_service(Trigger, topics.FT_BIAS, self._on_bias)
         self._timer = self.create_timer(p.status_period, self._diagnose, clock=Clock(clock_type=ClockType.STEADY_TIME))
         if p.use_tcp_pose:
@@ -215,9 +217,9 @@ class FtSensorNode(HilLifecycleNode):
         if self.p.output_frame == 'base':
             raw, filtered = rotate_wrench(self.R, raw), rotate_wrench(self.R, filtered)
         for i in np.flatnonzero(raw_mask):
-            self.pub_raw.publish(self._msg(out.stamps[i], raw[i]))
+            self.pub_raw.publish(self._msg(self._raw_ring, out.stamps[i], raw[i]))
         for i in np.flatnonzero(out.publish):
-            self.pub.publish(self._msg(out.stamps[i], filtered[i]))
+            self.pub.publish(self._msg(self._ring, out.stamps[i], filtered[i]))
             self.published += 1
             self.count_published(topics.FT_WRENCH)
         bad = out.reason[out.reason != VALID]
@@ -230,10 +232,9 @@ class FtSensorNode(HilLifecycleNode):
                         'wrench output stopped, downstream must hold', **self._figures())
         self._was_stale = stale
 
-    def _msg(self, stamp_ns: int, w) -> WrenchStamped:
-        msg = WrenchStamped(wrench=array_to_wrench(w))
-        msg.header.stamp = ns_to_stamp(int(stamp_ns))
-        msg.header.frame_id = self.p.frame_id if self.p.output_frame == 'sensor' else self.p.base_frame_id
+    def _msg(self, ring: MessageRing, stamp_ns: int, w) -> WrenchStamped:
+        msg = ring.next()
+        fill_wrench_stamped(msg, stamp_ns, self.p.frame_id if self.p.output_frame == 'sensor' else self.p.base_frame_id, w)
         return msg
 
     def _report_error(self, message: str) -> None:

@@ -67,7 +67,7 @@ class _GridSource(abc.ABC):
     def activate(self) -> None:
         self._prev = None
         sim = self.node.get_parameter('use_sim_time').value
-        self._origin = 0 if sim else self.node.get_clock().now().nanoseconds // self.period_ns * self.period_ns
+        self._origin = 0 if sim else self.node.now_ns() // self.period_ns * self.period_ns
         if not self.node.p.lockstep and self.timer is None:
             self._start_aligned_timer()
 
@@ -76,7 +76,7 @@ class _GridSource(abc.ABC):
         sensor delivers them (hil_nodes.grid_timer says why)."""
         node = self.node
         self.timer = create_grid_timer(node, 1.0 / node.p.publish_rate,
-                                       lambda: self._advance(node.get_clock().now().nanoseconds))
+                                       lambda: self._advance(node.now_ns()))
 
     def deactivate(self) -> None:
         self._prev = None

@@ -242,11 +242,25 @@ class IntraPublisher:
         if self.latched or inner.get_subscription_count():   # a reader outside the process
             _dds_publish(inner, msg)      # (the lifecycle check is done above)
 
+    def readers(self) -> int:
+        """Readers of the topic: matched outside the process (``get_subscription_count``, DDS)
+        and served inside it."""
+        topic = self._bus_topic
+        inside = 0 if topic is None else len(topic.callbacks) + len(topic.raw_callbacks)
+        return self.inner.get_subscription_count() + inside
+
     def __getattr__(self, name: str):
         return getattr(self.inner, name)
 
 
 _dds_publish = Publisher.publish
+
+
+def reader_count(publisher) -> int:
+    """Readers of a publisher's topic, in the process and outside (a plain rclpy publisher: its
+    matched subscriptions): whether a message only a viewer reads is worth building."""
+    readers = getattr(publisher, 'readers', None)
+    return readers() if readers is not None else publisher.get_subscription_count()
 
 
 class IntraSubscription:

@@ -34,6 +34,7 @@ from hil_core.planner.trajectory_planner import ERROR as EV_ERROR, WARN as EV_WA
 from hil_core.timing import HIGH_LEVEL_PERIOD
 from hil_nodes import convert, qos, topics
 from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param, ParameterError
+from hil_nodes.message_ring import MessageRing, fill_pose_stamped
 from hil_nodes.planner_markers import workspace_markers
 from hil_nodes.runner import main_for
 from hil_nodes.system import repo_root
@@ -116,6 +117,7 @@ class PlannerNode(HilLifecycleNode):
         stream = self.stream_qos()
         pub = self.create_lifecycle_publisher
         self._pose_pub = pub(PoseStamped, topics.PLANNER_SAFE_REFERENCE, stream)
+        self._pose_ring = MessageRing(PoseStamped)
         self._twist_pub = pub(TwistStamped, topics.PLANNER_SAFE_TWIST, stream)
         # events: reliable; transient-local in lockstep like every lockstep producer (qos.py), so a
         # late-matching supervisor still gets them (such a writer also serves volatile readers)
@@ -186,7 +188,7 @@ class PlannerNode(HilLifecycleNode):
         key = convert.stamp_to_ns(msg.header.stamp)
         pose = convert.pose_to_array(msg.pose)
         if not self.p.lockstep:
-            now = self.get_clock().now().nanoseconds
+            now = self.now_ns()
             problem = self.planner.stamp_problem(key, now)
             if not problem and key > now + self._period_ns:
                 # on the wall clock a reference is stamped with its F/T sample, never ahead of now:
@@ -262,7 +264,7 @@ class PlannerNode(HilLifecycleNode):
         if not self.active or self._references_flow():
             self._stop_fallback()
             return
-        now = self.get_clock().now().nanoseconds // self._period_ns * self._period_ns
+        now = self.now_ns() // self._period_ns * self._period_ns
         if self.last_key is None or now > self.last_key:
             self.counters['fallback_steps'] += 1
             self._compute(now, self.mode, None)
@@ -301,7 +303,7 @@ class PlannerNode(HilLifecycleNode):
         res = self.planner.step(reference, ref_stamp if ref_stamp is not None else (key if reference is not None
                                                                                      else None),
                                 mode, measured=self.measured,
-                                now_ns=key if self.p.lockstep else self.get_clock().now().nanoseconds)
+                                now_ns=key if self.p.lockstep else self.now_ns())
         self.measured = None
         stamp = convert.ns_to_stamp(key)
         if res.events:
@@ -312,8 +314,8 @@ class PlannerNode(HilLifecycleNode):
                         **self.counters)
             return
         self.awaiting_pose = None
-        msg = PoseStamped(pose=convert.array_to_pose(res.pose))
-        msg.header.stamp, msg.header.frame_id = stamp, self.p.frame_id
+        msg = self._pose_ring.next()
+        fill_pose_stamped(msg, stamp, self.p.frame_id, res.pose)
         self._pose_pub.publish(msg)
         self.count_published(topics.PLANNER_SAFE_REFERENCE)
         if self.p.publish_twist:

@@ -242,7 +242,7 @@ class TimebaseNode(HilLifecycleNode):
         ones; beyond ``max_catchup`` frames are skipped and counted)."""
         if not (self.active and self.engine is not None and self.engine.started):
             return
-        now = self.get_clock().now().nanoseconds // self.frame_ns * self.frame_ns
+        now = self.now_ns() // self.frame_ns * self.frame_ns
         if self.last_frame_ns is None:
             self._produce(now)
             return

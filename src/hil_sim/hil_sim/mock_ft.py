@@ -121,7 +121,7 @@ class MockFtNode(HilLifecycleNode):
         if self.get_parameter('use_sim_time').value:
             self._origin_ns = 0
         else:
-            self._origin_ns = self.get_clock().now().nanoseconds // self.period_ns * self.period_ns
+            self._origin_ns = self.now_ns() // self.period_ns * self.period_ns
         self.status(OK, 'streaming load profile', samples=self.published)
 
     def deactivate_node(self) -> None:
@@ -141,7 +141,7 @@ class MockFtNode(HilLifecycleNode):
         self.publish_until(stamp_to_ns(msg.clock))
 
     def _on_timer(self) -> None:
-        self.publish_until(self.get_clock().now().nanoseconds)
+        self.publish_until(self.now_ns())
 
     def publish_until(self, now_ns: int) -> int:
         """Publish the samples in (previous call, now_ns]; return how many."""

@@ -130,7 +130,7 @@ class MockHardwareNode(FramePacing, HilLifecycleNode):
         self.controller.activate(self._rel(self.t_ns))   # JTC holds where it is, FCC starts at NaN
         if not self.sim_clock:
             # frames on the wall-time grid, from the current one on
-            self.start_ns = self.get_clock().now().nanoseconds // self.frame_ns * self.frame_ns
+            self.start_ns = self.now_ns() // self.frame_ns * self.frame_ns
             self.k = 0
         self._publish_frame()
         steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -189,7 +189,7 @@ class MockHardwareNode(FramePacing, HilLifecycleNode):
 
     def _controller_now(self) -> int:
         """The emulated controller's now: sim time (the frame) or the wall clock."""
-        return self.t_ns if self.sim_clock else self.get_clock().now().nanoseconds
+        return self.t_ns if self.sim_clock else self.now_ns()
 
     # --- commands ------------------------------------------------------------------------------
     def _on_command(self, msg) -> None:
@@ -225,7 +225,7 @@ class MockHardwareNode(FramePacing, HilLifecycleNode):
         if not p.lockstep:
             # applied in the frame of arrival (after the frames still due before it)
             arrival = (self.t_ns if self.sim_clock else
-                       self.get_clock().now().nanoseconds // self.frame_ns * self.frame_ns)
+                       self.now_ns() // self.frame_ns * self.frame_ns)
             self._queued.append((arrival, stamp, entry))
             self._apply_queued()
             return

@@ -67,7 +67,7 @@ class FramePacing:
         self._watchdog_brake(self._watchdog.check(commands_watched=self.started))
         if self.sim_clock:
             return self._scaled_tick()
-        due = (self.get_clock().now().nanoseconds - self.t_ns) // self.frame_ns
+        due = (self.now_ns() - self.t_ns) // self.frame_ns
         if due > MAX_CATCHUP:
             skip = due - MAX_CATCHUP
             self.overruns += skip
