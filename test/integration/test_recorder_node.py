@@ -7,6 +7,7 @@ import signal
 
 import yaml
 
+import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -19,9 +20,13 @@ from rclpy.parameter import Parameter
 N = 200
 
 
+STAMP_STEP_NS = 2_500_000
+
+
 def _publish_joint_states(ros, pub, n=N):
     for i in range(n):
         msg = JointState(name=['slider_1'], position=[i * 1e-3])
+        msg.header.stamp.nanosec = STAMP_STEP_NS * (i + (i >= 10))     # one sample missing after the 10th
         pub.publish(msg)
         ros.spin_for(0.001)
 
@@ -81,8 +86,11 @@ def test_bag_counts_match_and_latched_topics_are_caught(ros, tmp_path):
     stamps = [t for _, t, _ in read_messages(bag, ['/joint_states'])]
     assert js['largest_gap_s'] == max(b - a for a, b in zip(stamps, stamps[1:])) * 1e-9
     assert js['first_s'] == stamps[0] * 1e-9 and js['last_s'] == stamps[-1] * 1e-9
+    # the header stamps read from the bytes: the one missing sample is a gap of two steps
+    assert js['largest_stamp_gap_s'] == pytest.approx(2 * STAMP_STEP_NS * 1e-9, abs=1e-12)
     mode = acc['topics']['/hil/mode']
     assert (mode['received'], mode['written'], mode['largest_gap_s']) == (1, 1, None)
+    assert mode['largest_stamp_gap_s'] is None                   # a String has no header
 
 
 def test_refuses_existing_bag_path_and_missing_path(ros, tmp_path):

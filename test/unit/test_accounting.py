@@ -110,3 +110,42 @@ def test_from_the_recorder_file_and_the_run_parameters_to_the_table():
     assert by['/ft_sensor/wrench'].flags == ('skipped', 'gap') and by['/ft_sensor/wrench'].skipped == EXPECTED - 1560
     assert by['/hil/mode'].flags == ()
     assert not clean(rows) and len(summary_lines(rows)) == 3
+
+
+def test_the_gap_is_judged_on_the_stamps_where_there_are_stamps():
+    """On the wall clock a stalled process delivers every sample late: a receive gap of 9 ms
+    with stamps 2.5 ms apart is no sample missing. Stamps missing in a row are, however evenly
+    the rest arrives. Without stamps the receive times stand in (older bags, unstamped types)."""
+    late = account({'/w': TopicCount(EXPECTED, EXPECTED, 0.009, largest_stamp_gap_s=0.0025)}, DURATION, {'/w': RATE})
+    assert clean(late) and late[0].largest_stamp_gap_s == 0.0025
+    assert summary_lines(late)[0].endswith('largest gap 9.0 ms (stamps 2.5 ms)')
+    holes = account({'/w': TopicCount(EXPECTED, EXPECTED, 0.0026, largest_stamp_gap_s=0.0075)}, DURATION,
+                    {'/w': RATE})
+    assert holes[0].flags == ('gap',) and summary_lines(holes)[0].endswith(': GAP')
+    unstamped = account({'/w': TopicCount(EXPECTED, EXPECTED, 0.009)}, DURATION, {'/w': RATE})
+    assert unstamped[0].flags == ('gap',)
+
+
+def test_tally_reads_stamp_gaps_only_when_every_message_had_a_stamp():
+    from hil_core.accounting import Tally
+    tally = Tally()
+    for now, stamp in ((0, 100), (9_000_000, 2_500_100), (9_100_000, 5_000_100), (9_200_000, 10_000_100)):
+        tally.receive(now, stamp)
+    c = tally.count()
+    assert c.largest_gap_s == pytest.approx(0.009) and c.largest_stamp_gap_s == pytest.approx(0.005)
+    tally.receive(9_300_000, None)                 # a message whose stamp could not be read
+    assert tally.count().largest_stamp_gap_s is None
+    back = Tally()
+    for stamp in (10, 5, 2_500_005):               # a stamp going back is no gap
+        back.receive(stamp, stamp)
+    assert back.count().largest_stamp_gap_s == pytest.approx(0.0025)
+
+
+@pytest.mark.parametrize('endian', ['<', '>'])
+def test_header_stamp_from_the_serialized_bytes(endian):
+    import struct
+    from hil_core.accounting import header_stamp_ns
+    head = bytes([0, 1 if endian == '<' else 0, 0, 0])
+    data = head + struct.pack(endian + 'iI', 12, 345) + b'\x00' * 8
+    assert header_stamp_ns(data) == 12_000_000_345
+    assert header_stamp_ns(head + b'\x00' * 4) is None

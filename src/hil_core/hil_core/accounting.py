@@ -11,8 +11,13 @@ published, what the recorder received and wrote, and the largest gap between rec
   transport or the recorder dropped;
 * ``missing``: fewer recorded than expected and the producer's count is unknown: skipped or
   lost, the producer's count would tell which;
-* ``gap``: the largest gap between receive times exceeds ``GAP_FACTOR`` periods (samples missing
-  in a row, whether skipped or lost).
+* ``gap``: samples missing in a row, whether skipped or lost: the largest gap between the
+  *stamps* of consecutive messages exceeds ``GAP_FACTOR`` periods. The stamps are the header
+  stamps where a message has one (the recorder reads them from the serialized bytes); for other
+  types, and bags recorded before, the receive times stand in. A gap of receive times alone
+  is not a missing sample: on the wall clock it is the delivery running late (a stalled process
+  catching up delivers every sample, later), which the real-time health figures judge; it stays
+  in the table as ``largest_gap_s``.
 
 A run with any flag is not a clean run: ``clean`` is False and ``summary_lines`` say why.
 Pure functions, no ROS: the recorder, ``hil run`` and ``hil report`` call them.
@@ -20,6 +25,7 @@ Pure functions, no ROS: the recorder, ``hil run`` and ``hil report`` call them.
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -38,6 +44,7 @@ class TopicCount:
     largest_gap_s: float | None = None
     first_s: float | None = None
     last_s: float | None = None
+    largest_stamp_gap_s: float | None = None     # between header stamps (None: no stamps)
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,7 @@ class AccountRow:
     lost: int                    # messages produced (or received) but not recorded
     missing: int                 # expected but not recorded, cause unknown (no producer count)
     flags: tuple[str, ...]       # subset of ('skipped', 'lost', 'missing', 'gap')
+    largest_stamp_gap_s: float | None = None
 
     def as_dict(self) -> dict:
         out = asdict(self)
@@ -66,15 +74,17 @@ def topic_counts(data: dict | None) -> dict[str, TopicCount]:
     for topic, d in ((data or {}).get('topics') or {}).items():
         out[topic] = TopicCount(received=int(d.get('received', 0)), written=int(d.get('written', 0)),
                                 largest_gap_s=d.get('largest_gap_s'), first_s=d.get('first_s'),
-                                last_s=d.get('last_s'))
+                                last_s=d.get('last_s'), largest_stamp_gap_s=d.get('largest_stamp_gap_s'))
     return out
 
 
 class Tally:
     """Running count of one topic as messages arrive (the recorder's side of the accounting).
-    Times are the receive times in the bag's clock (integer ns)."""
+    Times are the receive times in the bag's clock (integer ns); ``stamp_ns`` the message's
+    header stamp where it has one (None: no stamp)."""
 
-    __slots__ = ('received', 'written', 'first_ns', 'last_ns', 'largest_gap_ns')
+    __slots__ = ('received', 'written', 'first_ns', 'last_ns', 'largest_gap_ns', 'last_stamp_ns',
+                 'largest_stamp_gap_ns', 'stamps')
 
     def __init__(self):
         self.received = 0
@@ -82,20 +92,41 @@ class Tally:
         self.first_ns: int | None = None
         self.last_ns: int | None = None
         self.largest_gap_ns = 0
+        self.last_stamp_ns: int | None = None
+        self.largest_stamp_gap_ns = 0
+        self.stamps = 0                      # messages whose stamp was read
 
-    def receive(self, now_ns: int) -> None:
+    def receive(self, now_ns: int, stamp_ns: int | None = None) -> None:
         self.received += 1
         if self.last_ns is None:
             self.first_ns = now_ns
         elif now_ns - self.last_ns > self.largest_gap_ns:
             self.largest_gap_ns = now_ns - self.last_ns
         self.last_ns = now_ns
+        if stamp_ns is not None:
+            self.stamps += 1
+            # (a stamp going back is not a gap: out-of-order stamps are judged by their consumers)
+            if self.last_stamp_ns is not None and stamp_ns - self.last_stamp_ns > self.largest_stamp_gap_ns:
+                self.largest_stamp_gap_ns = stamp_ns - self.last_stamp_ns
+            self.last_stamp_ns = stamp_ns
 
     def count(self) -> TopicCount:
         return TopicCount(received=self.received, written=self.written,
                           largest_gap_s=self.largest_gap_ns * 1e-9 if self.received >= 2 else None,
                           first_s=None if self.first_ns is None else self.first_ns * 1e-9,
-                          last_s=None if self.last_ns is None else self.last_ns * 1e-9)
+                          last_s=None if self.last_ns is None else self.last_ns * 1e-9,
+                          largest_stamp_gap_s=(self.largest_stamp_gap_ns * 1e-9
+                                               if self.stamps >= 2 and self.stamps == self.received else None))
+
+
+def header_stamp_ns(data: bytes) -> int | None:
+    """The header stamp of a serialized message whose first field is a std_msgs/Header (or a
+    Header itself): CDR encapsulation (4 bytes, byte 1 = 1 for little endian), then the stamp's
+    int32 sec and uint32 nanosec. None when the bytes are too short."""
+    if len(data) < 12:
+        return None
+    sec, nanosec = struct.unpack_from('<iI' if data[1] == 1 else '>iI', data, 4)
+    return sec * 1_000_000_000 + nanosec
 
 
 def largest_gap(times) -> float | None:
@@ -149,10 +180,11 @@ def account(recorded: dict[str, TopicCount | int], duration_s: float,
         for name, n in (('skipped', skipped), ('lost', lost), ('missing', missing)):
             if n > 0:
                 flags.append(name)
-        if rate and c.largest_gap_s is not None and c.largest_gap_s > GAP_FACTOR / rate:
+        gap = c.largest_stamp_gap_s if c.largest_stamp_gap_s is not None else c.largest_gap_s
+        if rate and gap is not None and gap > GAP_FACTOR / rate:
             flags.append('gap')
         rows.append(AccountRow(topic, rate, expected, pub, c.received, c.written, c.largest_gap_s,
-                               skipped, lost, max(missing, 0), tuple(flags)))
+                               skipped, lost, max(missing, 0), tuple(flags), c.largest_stamp_gap_s))
     return rows
 
 
@@ -162,10 +194,13 @@ def clean(rows: list[AccountRow]) -> bool:
 
 def summary_lines(rows: list[AccountRow]) -> list[str]:
     """One line per topic, e.g. ``/ft_sensor/wrench: expected 6001, published -, recorded 1561,
-    largest gap 20.0 ms: SKIPPED 4440, GAP``."""
+    largest gap 20.0 ms: SKIPPED 4440, GAP`` (receive times), plus ``(stamps 20.0 ms)`` where
+    the stamps were read: the gap judged."""
     out = []
     for r in rows:
         gap = '-' if r.largest_gap_s is None else f'{r.largest_gap_s * 1e3:.1f} ms'
+        if r.largest_stamp_gap_s is not None:
+            gap += f' (stamps {r.largest_stamp_gap_s * 1e3:.1f} ms)'
         line = (f'{r.topic}: expected {"-" if r.expected is None else r.expected}, '
                 f'published {"-" if r.published is None else r.published}, recorded {r.recorded}, '
                 f'largest gap {gap}')

@@ -30,7 +30,7 @@ from collections import deque
 from rclpy.clock import Clock, ClockType
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from hil_core.accounting import Tally
+from hil_core.accounting import Tally, header_stamp_ns
 from hil_nodes.bag import CheckpointWriter, offered_qos, write_accounting
 from hil_nodes.base import ERROR, OK, REQUIRED, WARN, HilLifecycleNode, Param
 from hil_nodes.intra_process import BUS
@@ -41,6 +41,14 @@ def message_class(type_name: str):
     """'pkg/msg/Name' -> the rclpy message class."""
     pkg, kind, name = type_name.split('/')
     return getattr(importlib.import_module(f'{pkg}.{kind}'), name)
+
+
+def _starts_with_header(cls) -> bool:
+    """A message class whose serialized form starts with a header stamp (its first field a
+    std_msgs/Header, or a Header itself): the recorder reads the stamp from the bytes."""
+    fields = list(cls.get_fields_and_field_types().items())
+    return bool(fields) and (fields[0][1] == 'std_msgs/Header'
+                             or (cls.__name__ == 'Header' and fields[0][1] == 'builtin_interfaces/Time'))
 
 
 class RecorderNode(HilLifecycleNode):
@@ -67,6 +75,7 @@ class RecorderNode(HilLifecycleNode):
         self._subs = {}
         self._own_timers = []
         self.tallies: dict[str, Tally] = {}
+        self._stamped: set[str] = set()       # recorded topics whose messages start with a header
         self.write_errors = 0
         self._steps: deque = deque()          # checkpoint steps still to take (checkpoint_after)
 
@@ -114,6 +123,8 @@ class RecorderNode(HilLifecycleNode):
                 self._subs[topic] = None
                 continue
             self.tallies.setdefault(topic, Tally())
+            if _starts_with_header(cls):
+                self._stamped.add(topic)
             self._subs[topic] = self.create_subscription(
                 cls, topic, lambda data, t=topic: self._write(t, data), self._qos_for(topic), raw=True)
 
@@ -125,7 +136,8 @@ class RecorderNode(HilLifecycleNode):
         # (the intra-process bus delivers to the recorder after the graph's own subscribers)
         now = self.get_clock().now().nanoseconds if self._sim_time else (BUS.published_ns or time.time_ns())
         tally = self.tallies[topic]
-        tally.receive(now)
+        # the header stamp too: samples missing show in the stamps, a late delivery only in `now`
+        tally.receive(now, header_stamp_ns(data) if topic in self._stamped else None)
         try:
             self.bag.write(topic, now, data)
         except (OSError, ValueError, KeyError) as exc:   # disk full, closed file: counted, not fatal
@@ -150,7 +162,7 @@ class RecorderNode(HilLifecycleNode):
         for topic, tally in sorted(self.tallies.items()):
             c = tally.count()
             topics[topic] = {'received': c.received, 'written': c.written, 'largest_gap_s': c.largest_gap_s,
-                             'first_s': c.first_s, 'last_s': c.last_s}
+                             'first_s': c.first_s, 'last_s': c.last_s, 'largest_stamp_gap_s': c.largest_stamp_gap_s}
         clock = 'sim' if self.get_parameter('use_sim_time').value else 'system'
         return {'final': bool(final), 'clock': clock, 'write_errors': self.write_errors, 'topics': topics}
 
