@@ -252,5 +252,7 @@ def plain_trajectory_from_msg(msg):
 
 def _rows(rows, shape) -> np.ndarray:
     if all(getattr(r, 'typecode', None) == 'd' for r in rows):
-        return np.frombuffer(b''.join(rows), dtype=float).reshape(shape)
+        # writable (a bytearray): the compiled kernel then sees one array type, the one it was
+        # loaded for at configure (a read-only array is another signature, loaded mid-run)
+        return np.frombuffer(bytearray(b''.join(rows)), dtype=float).reshape(shape)
     return np.array(rows, dtype=float).reshape(shape)     # a message built outside rclpy (rosbags)

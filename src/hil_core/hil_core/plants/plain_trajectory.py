@@ -74,6 +74,7 @@ class PlainAcceptance:
         self.lo, self.hi, self.vmax = (np.asarray(x, dtype=float) for x in limits)
         self.order = np.asarray(order)
         self._columns: dict[tuple, np.ndarray | None] = {}
+        warm_up()              # the kernel is loaded here (the drives' configure), not at the first command
 
     def columns(self, names: tuple) -> np.ndarray | None:
         """Index into ``names`` of each controller joint; None unless ``names`` is the controller's
