@@ -1,16 +1,19 @@
 """Helpers for system tests: run the `hil` command as a user would and parse its summary."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
 from conftest import next_domain_id
 
 
-def hil_run(*args: str, timeout: float = 240.0) -> tuple[int, dict[str, str], str]:
-    """Run `hil run ...` on a fresh DDS domain; return (exit code, summary dict, stderr)."""
+def hil_run(*args: str, timeout: float = 240.0, env: dict | None = None) -> tuple[int, dict[str, str], str]:
+    """Run `hil run ...` on a fresh DDS domain (``env``: added to the environment); return
+    (exit code, summary dict, stderr)."""
     cmd = [sys.executable, '-m', 'hil_nodes.cli.main', 'run', *args, '--domain-id', str(next_domain_id()), '--quiet']
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          env=None if env is None else {**os.environ, **env})
     summary = {}
     for line in proc.stdout.splitlines():
         key, sep, value = line.partition(': ')

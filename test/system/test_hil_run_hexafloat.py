@@ -23,15 +23,26 @@ def two_runs(tmp_path_factory):
     runs = []
     # two runs with the same seed, the second one process per node: identical joint states prove
     # both run-to-run determinism and independence of the process layout
-    for layout in ([], ['--isolated']):
+    for i, layout in enumerate(([], ['--isolated'])):
+        loads = root / f'kernel_loads_{i}'
         code, summary, err = hil_run('hexafloat', '--lockstep', '--seed', '7', '--duration', '5',
-                                     '--record', str(root), *layout)
-        runs.append((code, summary, err))
+                                     '--record', str(root), *layout, env={'HIL_KERNEL_LOADS': str(loads)})
+        runs.append((code, summary, err, loads))
     return runs
 
 
+def test_no_kernel_is_loaded_after_activation_in_either_layout(two_runs):
+    """Every compiled kernel is compiled or loaded from numba's cache at configure: a load in a
+    run takes 2.5-9 ms in the thread of every node of its process (hil_nodes.kernel_loads)."""
+    for code, summary, err, loads in two_runs:
+        files = sorted(loads.glob('kernel_loads.*.txt'))
+        assert len(files) >= (8 if summary.get('layout') == 'isolated' else 1), (summary.get('layout'), files)
+        late = {f.name: f.read_text() for f in files if f.read_text()}
+        assert not late, f'kernels loaded after activation ({summary.get("layout")}): {late}'
+
+
 def test_run_completes_with_summary_and_no_orphans(two_runs):
-    code, summary, err = two_runs[0]
+    code, summary, err, _ = two_runs[0]
     assert code == 0, err[-3000:]
     assert SUMMARY_KEYS <= set(summary), summary
     assert summary['outcome'] == 'done'
@@ -44,8 +55,8 @@ def test_run_completes_with_summary_and_no_orphans(two_runs):
 
 
 def test_same_seed_gives_identical_joint_states_across_runs_and_layouts(two_runs):
-    bags = [summary['bag'] for code, summary, err in two_runs]
-    assert all(code == 0 for code, _, _ in two_runs), [err[-2000:] for _, _, err in two_runs]
+    bags = [summary['bag'] for code, summary, err, _ in two_runs]
+    assert all(code == 0 for code, _, _, _ in two_runs), [err[-2000:] for _, _, err, _ in two_runs]
     end = run_end_stamp(bags[0])
     runs = []
     for bag in bags:

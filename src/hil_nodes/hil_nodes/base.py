@@ -45,7 +45,7 @@ from std_msgs.msg import Header
 
 from hil_core.status_names import CYCLE_TASK, NO_HARDWARE, status_name
 from hil_core.timing import CycleHealth
-from hil_nodes import qos, topics
+from hil_nodes import kernel_loads, qos, topics
 from hil_nodes.cycle_status import CycleReport
 from hil_nodes.intra_process import IntraProcessNode
 from hil_nodes.param_sources import check_sources, unknown_parameters
