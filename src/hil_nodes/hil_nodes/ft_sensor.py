@@ -212,14 +212,15 @@ class FtSensorNode(HilLifecycleNode):
         """One batch of samples through the chain; publish what falls on the publish grid."""
         out = self.chain.process(stamps_ns, wrench_si, R=self.R, flagged=flagged)
         self._rate_count += len(out.stamps)
-        raw_mask = out.valid if self.p.publish_raw_all else out.valid & out.publish
-        raw, filtered = out.raw, out.filtered
+        raw_rows = np.flatnonzero(out.valid if self.p.publish_raw_all else out.valid & out.publish)
+        rows = np.flatnonzero(out.publish)
+        raw, filtered = out.raw[raw_rows], out.filtered[rows]     # only what is published (1 of 4)
         if self.p.output_frame == 'base':
             raw, filtered = rotate_wrench(self.R, raw), rotate_wrench(self.R, filtered)
-        for i in np.flatnonzero(raw_mask):
-            self.pub_raw.publish(self._msg(self._raw_ring, out.stamps[i], raw[i]))
-        for i in np.flatnonzero(out.publish):
-            self.pub.publish(self._msg(self._ring, out.stamps[i], filtered[i]))
+        for k, i in enumerate(raw_rows):
+            self.pub_raw.publish(self._msg(self._raw_ring, out.stamps[i], raw[k]))
+        for k, i in enumerate(rows):
+            self.pub.publish(self._msg(self._ring, out.stamps[i], filtered[k]))
             self.published += 1
             self.count_published(topics.FT_WRENCH)
         bad = out.reason[out.reason != VALID]
