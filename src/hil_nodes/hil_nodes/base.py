@@ -225,6 +225,7 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
         # nodes would keep their cyclic garbage (DDS entities included) for good.
         if FREEZE_AFTER_ACTIVATION:
             gc.freeze()
+        kernel_loads.arm()
         return TransitionCallbackReturn.SUCCESS
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:

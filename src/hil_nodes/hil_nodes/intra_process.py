@@ -52,6 +52,7 @@ from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, QoSProfile
 
 from hil_nodes.cdr_encode import prepare, serialize_exact
+from hil_nodes.served import counted
 from hil_nodes.topics import SHARED_TOPICS
 
 DRAIN_BUDGET = 0.005     # wall s of deliveries before the executor gets its turn again
@@ -344,8 +345,15 @@ class IntraProcessNode:
         qos = _as_qos(qos_profile)
         resolved = self.resolve_topic_name(topic)
         if not eligible(resolved) or kwargs.get('content_filter_options') is not None:
-            return super().create_subscription(msg_type, topic, callback, qos_profile, raw=raw, **kwargs)
+            return super().create_subscription(msg_type, topic, counted(callback), qos_profile, raw=raw, **kwargs)
         return IntraSubscription(self, msg_type, resolved, callback, qos, raw, kwargs)
+
+    # executor callbacks are counted (hil_nodes.served: the spin loop's idle-turn test)
+    def create_timer(self, timer_period_sec, callback, *args, **kwargs):
+        return super().create_timer(timer_period_sec, counted(callback), *args, **kwargs)
+
+    def create_service(self, srv_type, srv_name, callback, **kwargs):
+        return super().create_service(srv_type, srv_name, counted(callback), **kwargs)
 
     def destroy_subscription(self, subscription) -> bool:
         if isinstance(subscription, IntraSubscription):
@@ -355,7 +363,7 @@ class IntraProcessNode:
 
     # the plain rclpy entities behind an IntraSubscription
     def _plain_create_subscription(self, msg_type, topic, callback, qos, **kwargs):
-        return super().create_subscription(msg_type, topic, callback, qos, **kwargs)
+        return super().create_subscription(msg_type, topic, counted(callback), qos, **kwargs)
 
     def _plain_destroy_subscription(self, subscription) -> bool:
         return super().destroy_subscription(subscription)

@@ -40,6 +40,20 @@ def parse_cpus(text: str) -> set[int]:
     return cpus
 
 
+PR_SET_TIMERSLACK = 29
+TIMER_SLACK_NS = 1
+
+
+def fine_timer_slack(ns: int = TIMER_SLACK_NS) -> bool:
+    """Timer slack of this thread and of the threads it creates later (DDS, the executor's
+    timers), in ns. Linux lets a normal thread's timed waits end up to 50 us late (to group
+    wake-ups); a real-time policy has none. With 50 us an idle executor turn took 76 us of wall
+    time instead of 18, and a lockstep process lost 1 ms in every 6 serving its timers; grid
+    timers fired up to 50 us late. Needs no privilege. False where the call failed."""
+    libc = ctypes.CDLL(ctypes.util.find_library('c'), use_errno=True)
+    return libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(ns), 0, 0, 0) == 0
+
+
 def apply_from_env(env=os.environ) -> list[str]:
     """Apply the settings the environment asks for to this process; one line each on the outcome."""
     lines = []

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.subscription import ContentFilterOptions
 from std_msgs.msg import Header
 
 from hil_core.command_watchdog import CommandWatchdog, WatchdogConfig
@@ -43,7 +44,13 @@ class HardwareWatchdog:
         self.core = CommandWatchdog(WatchdogConfig(p.command_timeout, p.supervisor_timeout,
                                                    tuple(self.deceleration)))
         self._supervisor = '/' + p.supervisor_name.strip('/')
-        self._sub = node.create_subscription(Header, topics.HIL_HEARTBEAT, self._on_heartbeat, 50)
+        # only the supervisor's beats reach the callback: every node beats on this topic, twice
+        # in lockstep (wall and sim time), ~300 a second at 3x, each an executor event
+        # (filtered in DDS; the name check in the callback stays for an rmw without filters)
+        names = [f"'{self._supervisor}'", f"'{self._supervisor[1:]}'"]
+        self._sub = node.create_subscription(
+            Header, topics.HIL_HEARTBEAT, self._on_heartbeat, 50,
+            content_filter_options=ContentFilterOptions('frame_id = %0 OR frame_id = %1', names))
         self._events = node.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
                                                        qos.command(depth=50, lockstep=p.lockstep))
 

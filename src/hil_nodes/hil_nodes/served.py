@@ -1,0 +1,27 @@
+"""How many executor callbacks the nodes of this process have run: the spin loop's way to tell
+a turn of the executor that served an event from an idle one.
+
+In lockstep, one process, the chain feeds itself through the intra-process bus and the
+executor's own events (timers on both clocks, heartbeats and statuses over DDS, services) get
+turns between two drains. A fixed slice of wall time spent most of it in idle turns (1 ms of
+every 6); a fixed number of turns fell behind once the chain ran faster (sim-time timers come
+faster too), and the supervisor found a node's sim-time heartbeat 0.56 s late. So the loop
+turns until a turn runs no callback (hil_nodes.runner). IntraProcessNode counts the timers,
+subscriptions and services it creates; rclpy's own entities (lifecycle services) are not
+counted: a turn that served only one of them ends the slice, and the rest waits one drain.
+"""
+from __future__ import annotations
+
+import functools
+
+SERVED = [0]
+
+
+def counted(callback):
+    """``callback`` counting its calls in ``SERVED``; rclpy still sees its signature (TimerInfo,
+    MessageInfo: inspect.signature follows ``__wrapped__``) and gets its arguments passed on."""
+    @functools.wraps(callback)
+    def served(*args, **kwargs):
+        SERVED[0] += 1
+        return callback(*args, **kwargs)
+    return served
