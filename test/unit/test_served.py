@@ -1,0 +1,49 @@
+"""hil_nodes.served and the fine timer slack: what the spin loop relies on to end an executor
+slice at the first idle turn (hil_nodes.runner)."""
+import ctypes
+import ctypes.util
+import inspect
+import threading
+
+from hil_nodes import rt_setup
+from hil_nodes.served import SERVED, counted
+
+
+def test_a_counted_callback_counts_and_keeps_its_signature():
+    got = []
+
+    def on_message(msg, info=None):
+        got.append((msg, info))
+        return 'done'
+    wrapped = counted(on_message)
+    before = SERVED[0]
+    assert wrapped('m') == 'done' and wrapped('n', info='i') == 'done'
+    assert SERVED[0] == before + 2 and got == [('m', None), ('n', 'i')]
+    # rclpy decides from the signature whether to pass TimerInfo / MessageInfo
+    assert inspect.signature(wrapped) == inspect.signature(on_message)
+    assert list(inspect.signature(counted(lambda: None)).parameters) == []
+
+
+def _slack_ns() -> int:
+    libc = ctypes.CDLL(ctypes.util.find_library('c'))
+    return libc.prctl(30, 0, 0, 0, 0)          # PR_GET_TIMERSLACK: this thread's, in ns
+
+
+def test_the_fine_timer_slack_is_set_for_the_thread_and_inherited():
+    seen = {}
+
+    def child():
+        seen['child'] = _slack_ns()
+
+    def parent():
+        seen['before'] = _slack_ns()
+        seen['ok'] = rt_setup.fine_timer_slack()
+        seen['parent'] = _slack_ns()
+        t = threading.Thread(target=child)
+        t.start()
+        t.join()
+    t = threading.Thread(target=parent)        # (not this test process's main thread)
+    t.start()
+    t.join()
+    seen.pop('before')          # (the default is 50 us; a test process may have set its own)
+    assert seen == {'ok': True, 'parent': rt_setup.TIMER_SLACK_NS, 'child': rt_setup.TIMER_SLACK_NS}
