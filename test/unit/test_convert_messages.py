@@ -1,4 +1,8 @@
 """hil_nodes.convert message builders."""
+import pytest
+from hypothesis import given, settings, strategies as st
+
+
 def test_refilled_trajectory_messages_equal_freshly_built_ones():
     """convert.TrajectoryMessages refills one message per point count (the generated message
     classes are slow to construct); every refill equals a message built from scratch."""
@@ -13,3 +17,30 @@ def test_refilled_trajectory_messages_equal_freshly_built_ones():
         stamp = 1_700_000_000_123_456_789 + k * 2_500_000
         fresh = joint_trajectory(names, stamp, (np.arange(n) + first) * 0.000625, pos, vel)
         assert writer.fill(stamp, pos, vel, first_index=first) == fresh
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.permutations(['a', 'b', 'c', 'd']), st.lists(st.floats(allow_infinity=True, allow_nan=True), min_size=4,
+                                                       max_size=4), st.booleans())
+def test_joint_positions_in_any_order_equal_a_lookup_by_name(order, values, duplicate):
+    """The fast path (the robot's joints in its order) and the general one give the positions
+    of the asked names, and refuse NaN/inf and duplicates alike."""
+    import math
+
+    from sensor_msgs.msg import JointState
+
+    from hil_nodes.convert import joint_positions
+    names = list(order)
+    if duplicate:
+        names[-1] = names[0]
+    msg = JointState(name=names, position=values)
+    want = ['a', 'b', 'c', 'd']
+    if duplicate:
+        with pytest.raises(ValueError, match='duplicate|missing'):
+            joint_positions(msg, want)
+        return
+    if not all(math.isfinite(v) for v in values):
+        with pytest.raises(ValueError, match='non-finite'):
+            joint_positions(msg, want)
+        return
+    assert joint_positions(msg, want).tolist() == [values[names.index(n)] for n in want]

@@ -300,10 +300,13 @@ class TimebaseNode(HilLifecycleNode):
     def _count_cycles(self, out) -> None:
         """Counters the supervisor watches: time-base saturation and distortion, W-R off default."""
         c, eng = self.counters, self.engine
-        n = np.rint((out.factors - 1.0) / self.cfg.step)
-        c['servo_cycles'] += len(n)
-        c['saturated_cycles'] += int(np.count_nonzero(np.abs(n) >= self.cfg.max_steps))
-        c['factor_off_cycles'] += int(np.count_nonzero(np.abs(n) > 2))
+        step, max_steps = self.cfg.step, self.cfg.max_steps
+        # 4 factors a frame: Python floats (round() rounds half to even, as np.rint; a NaN or
+        # inf is compared as numpy would: NaN counts nowhere, inf as saturated)
+        steps = [abs(round(x)) if math.isfinite(x) else abs(x) for x in ((f - 1.0) / step for f in out.factors.tolist())]
+        c['servo_cycles'] += len(steps)
+        c['saturated_cycles'] += sum(1 for n in steps if n >= max_steps)
+        c['factor_off_cycles'] += sum(1 for n in steps if n > 2)
         if not eng.holding and out.distances[-1] != self.expected_distance:
             c['distance_off_frames'] += 1
 

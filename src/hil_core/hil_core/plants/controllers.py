@@ -183,7 +183,7 @@ class TrajectoryFollower:
             self.knots = (np.array([now]), pos[-1:], None)
             return
         knot_v = None if vel is None else np.vstack([sp_v, vel])
-        self.knots = (np.r_[now, kt], np.vstack([sp_p, pos_kept]), knot_v)
+        self.knots = (np.concatenate(((now,), kt)), np.vstack([sp_p, pos_kept]), knot_v)
         self.braking = False
 
     def hold(self, now: float) -> None:
