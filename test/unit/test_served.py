@@ -29,6 +29,17 @@ def _slack_ns() -> int:
     return libc.prctl(30, 0, 0, 0, 0)          # PR_GET_TIMERSLACK: this thread's, in ns
 
 
+def test_an_async_callback_stays_a_coroutine_function():
+    import asyncio
+
+    async def on_request(request, response):
+        return (request, response)
+    wrapped = counted(on_request)
+    before = SERVED[0]
+    assert inspect.iscoroutinefunction(wrapped)          # rclpy awaits it (async services)
+    assert asyncio.run(wrapped('q', 'r')) == ('q', 'r') and SERVED[0] == before + 1
+
+
 def test_the_fine_timer_slack_is_set_for_the_thread_and_inherited():
     seen = {}
 

@@ -13,13 +13,22 @@ counted: a turn that served only one of them ends the slice, and the rest waits 
 from __future__ import annotations
 
 import functools
+import inspect
 
 SERVED = [0]
 
 
 def counted(callback):
     """``callback`` counting its calls in ``SERVED``; rclpy still sees its signature (TimerInfo,
-    MessageInfo: inspect.signature follows ``__wrapped__``) and gets its arguments passed on."""
+    MessageInfo: inspect.signature follows ``__wrapped__``) and whether it is a coroutine
+    function (an async service callback is awaited), and gets its arguments passed on."""
+    if inspect.iscoroutinefunction(callback):
+        @functools.wraps(callback)
+        async def served_async(*args, **kwargs):
+            SERVED[0] += 1
+            return await callback(*args, **kwargs)
+        return served_async
+
     @functools.wraps(callback)
     def served(*args, **kwargs):
         SERVED[0] += 1
