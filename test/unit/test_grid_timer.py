@@ -73,3 +73,51 @@ def test_a_scaled_pace_keeps_its_own_timer(monkeypatch):
     node.sim_clock, node._frame_timer, node._realtime_tick = True, None, lambda: None
     mock_hardware.MockHardwareNode._start_frame_timer(node)
     assert slept == [] and node.timers[0][0] == pytest.approx(0.00125)
+
+
+class GridNode(FakeNode):
+    def __init__(self, now_ns):
+        super().__init__(now_ns)
+        self.destroyed = []
+
+    def create_timer(self, period, callback, clock=None):
+        handle = SimpleNamespace(period=period, callback=callback, clock=clock)
+        self.timers.append(handle)
+        return handle
+
+    def destroy_timer(self, timer):
+        self.destroyed.append(timer)
+
+
+def test_one_process_runs_its_grid_callbacks_from_one_timer_in_offset_order(monkeypatch):
+    """SharedGrid: the drives (50 us) and the F/T source (200 us) of one process are one executor
+    wake-up a frame, the drives first, whichever activates first; the timer moves when its host
+    leaves and goes with the last callback."""
+    slept = _start(monkeypatch, NOWS[1])
+    monkeypatch.setattr(grid_timer, 'GRIDS', {})
+    ft, drives, calls = GridNode(NOWS[1]), GridNode(NOWS[1]), []
+    steady = object()
+    ft_entry = grid_timer.create_grid_timer(ft, 0.0025, lambda: calls.append('ft'), shared=True)
+    assert len(ft.timers) == 1 and (NOWS[1] + round(slept[-1] * 1e9) - grid_timer.GRID_OFFSET_NS) % PERIOD == 0
+    drives_entry = grid_timer.create_grid_timer(drives, 0.0025, lambda: calls.append('drives'), clock=steady,
+                                                offset_ns=grid_timer.DRIVES_OFFSET_NS, shared=True)
+    # the earlier offset takes the timer over, on its node, its clock and its phase
+    assert ft.destroyed == [ft.timers[0]] and len(drives.timers) == 1 and drives.timers[0].clock is steady
+    assert (NOWS[1] + round(slept[-1] * 1e9) - grid_timer.DRIVES_OFFSET_NS) % PERIOD == 0
+    drives.timers[0].callback()
+    assert calls == ['drives', 'ft']
+    drives_entry.leave_grid()                   # the host leaves: the F/T source keeps its beat
+    assert drives.destroyed == [drives.timers[0]] and len(ft.timers) == 2
+    ft.timers[1].callback()
+    assert calls == ['drives', 'ft', 'ft']
+    grid_timer.GRIDS[PERIOD].drop_node(ft)      # (a node destroyed with its callback still on)
+    assert ft.destroyed[-1] is ft.timers[1] and grid_timer.GRIDS[PERIOD].entries == []
+    ft_entry.leave_grid()                       # leaving twice is harmless
+
+
+def test_without_the_bus_each_grid_timer_is_its_own(monkeypatch):
+    _start(monkeypatch, NOWS[0])
+    monkeypatch.setattr(grid_timer, 'GRIDS', {})
+    node = GridNode(NOWS[0])
+    handle = grid_timer.create_grid_timer(node, 0.0025, lambda: None, shared=False)
+    assert handle is node.timers[0] and grid_timer.GRIDS == {}

@@ -255,6 +255,7 @@ class IntraPublisher:
 
 
 _dds_publish = Publisher.publish
+NODE_DESTROYED: list[Callable[[Any], None]] = []   # called with a node of the process being destroyed
 
 
 def reader_count(publisher) -> int:
@@ -354,6 +355,18 @@ class IntraProcessNode:
 
     def create_service(self, srv_type, srv_name, callback, **kwargs):
         return super().create_service(srv_type, srv_name, counted(callback), **kwargs)
+
+    def destroy_node(self):
+        for hook in NODE_DESTROYED:     # registries keyed by node (grid_timer's shared grids)
+            hook(self)
+        return super().destroy_node()
+
+    def destroy_timer(self, timer) -> bool:
+        leave = getattr(timer, 'leave_grid', None)       # a callback on a shared grid (grid_timer)
+        if leave is not None:
+            leave()
+            return True
+        return super().destroy_timer(timer)
 
     def destroy_subscription(self, subscription) -> bool:
         if isinstance(subscription, IntraSubscription):
