@@ -129,3 +129,14 @@ def test_a_dead_supervisor_makes_the_mock_brake_while_commands_still_flow(ros):
     sent = ctl.sent
     peak = check_stop(ros, ctl, events, diags, 'supervisor heartbeat lost')
     assert ctl.sent > sent                                         # commands were still coming
+
+
+def test_a_supervisor_name_that_is_no_node_name_is_refused_by_name(ros):
+    """It goes into the DDS content filter of the heartbeat subscription: a quote in it would
+    break the filter expression instead of being refused."""
+    diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
+    ros.add_node(system_mock('hexafloat', dict(lockstep=True, time_scale=0.0, use_sim_time=False,
+                                               supervisor_name="super'visor"), context=ros.context))
+    assert not ros.change_state('mock_hexapod', 'configure')
+    ros.spin_until(lambda: any("'supervisor_name'" in s.message for d in diags for s in d.status), 10,
+                   'the parameter named')

@@ -12,6 +12,7 @@ needs nothing upstream: no supervisor, no controller.
 """
 from __future__ import annotations
 
+import re
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -29,7 +30,9 @@ PARAMS = (
           'one (real time: wall s; lockstep: sim s since the frame of the last valid command)', range=(1e-3, 60.0)),
     Param('supervisor_timeout', float, 3.0, 'brake after this long without a supervisor heartbeat (wall s; '
           '0 = not watched)', range=(0.0, 600.0)),
-    Param('supervisor_name', str, 'supervisor', 'name of the supervisor node whose heartbeat is watched'),
+    Param('supervisor_name', str, 'supervisor', 'name of the supervisor node whose heartbeat is watched',
+          check=lambda v: None if re.fullmatch(r'/?[A-Za-z_][A-Za-z0-9_]*', v) else
+          'a node name (letters, digits and _, not starting with a digit): it goes into a DDS content filter'),
     Param('brake_deceleration', 'float[]', [5.0], 'braking deceleration, one value or one per joint (m/s^2 or '
           'rad/s^2; no higher than the planner\'s a_max)', range=(1e-3, 1e3)),
 )
