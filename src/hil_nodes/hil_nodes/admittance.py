@@ -267,14 +267,14 @@ class AdmittanceNode(HilLifecycleNode):
 
     def _publish(self, stamp_ns: int) -> None:
         pose, twist, accel = self.model.outputs()
-        stamp = convert.ns_to_stamp(stamp_ns)
         frame = self.p.control_frame
         msg = self._pose_ring.next()
-        fill_pose_stamped(msg, stamp, frame, pose)
+        fill_pose_stamped(msg, stamp_ns, frame, pose)
         self._pose_pub.publish(msg)
         self.count_published(topics.ADMITTANCE_REFERENCE)
         if not self.p.publish_twist_accel:
             return
+        stamp = convert.ns_to_stamp(stamp_ns)
         tmsg = TwistStamped(twist=convert.array_to_twist(twist))
         tmsg.header.stamp, tmsg.header.frame_id = stamp, frame
         self._twist_pub.publish(tmsg)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import importlib
 import pathlib
-import time
 from collections import deque
 
 from rclpy.clock import Clock, ClockType
@@ -80,7 +79,6 @@ class RecorderNode(HilLifecycleNode):
         self._steps: deque = deque()          # checkpoint steps still to take (checkpoint_after)
 
     def configure_node(self) -> None:
-        self._sim_time = bool(self.get_parameter('use_sim_time').value)
         path = pathlib.Path(self.p.bag_path).expanduser()
         if path.exists():
             raise ValueError(f"bag_path '{path}' exists already: choose a new directory")
@@ -131,10 +129,10 @@ class RecorderNode(HilLifecycleNode):
     def _write(self, topic: str, data: bytes) -> None:
         if not self.active or not self._bag_open():
             return
-        # receipt time on the node clock; on the wall clock without rclpy's Clock.now() (a Time
-        # object per call: ~7 us, 3000 times per second here); in one process the publish time
-        # (the intra-process bus delivers to the recorder after the graph's own subscribers)
-        now = self.get_clock().now().nanoseconds if self._sim_time else (BUS.published_ns or time.time_ns())
+        # receipt time on the node clock (``now_ns``); in one process on the wall clock the
+        # publish time (the intra-process bus delivers to the recorder after the graph's own
+        # subscribers; ``published_ns`` is 0 otherwise)
+        now = BUS.published_ns or self.now_ns()
         tally = self.tallies[topic]
         # the header stamp too: samples missing show in the stamps, a late delivery only in `now`
         tally.receive(now, header_stamp_ns(data) if topic in self._stamped else None)

@@ -39,7 +39,7 @@ from hil_core.command_watchdog import braking_knots
 from hil_core.joint_trajectory import JtcSettings, Trajectory, guard_trajectory, jtc_validate, to_controller_order
 from hil_core.joint_trajectory_legacy import sample_knots
 from hil_core.plants.description import HardwareInfo
-from hil_core.plants.plain_trajectory import PlainAcceptance, PlainTrajectory
+from hil_core.plants.plain_trajectory import PlainAcceptance, PlainTrajectory, seconds
 
 JTC_TYPE = 'joint_trajectory_controller/JointTrajectoryController'
 # forward_command_controller and its one-interface specialisations (the interface is implied)
@@ -115,11 +115,6 @@ def _hardware_order(spec: ControllerSpec, hardware: HardwareInfo) -> np.ndarray:
     return np.array([spec.joints.index(name) for name in hardware.joint_names])
 
 
-def _seconds(ns: int) -> float:
-    """time_from_start in seconds exactly as ``sec + nanosec * 1e-9`` of the message."""
-    return (ns // 1_000_000_000) + (ns % 1_000_000_000) * 1e-9
-
-
 # m/s or rad/s: slower than this at its last point, a trajectory ends at rest
 END_AT_REST = 1e-6
 
@@ -158,8 +153,7 @@ class TrajectoryFollower:
         order = to_controller_order(traj, self.spec.joints, hold)
         pos = order.positions[:, self.order]
         vel = None if order.velocities is None else order.velocities[:, self.order]
-        times = np.array([_seconds(int(ns)) for ns in order.times_ns])
-        return Acceptance(entry=(times, pos, vel))
+        return Acceptance(entry=(seconds(order.times_ns), pos, vel))
 
     def setpoint(self, now: float) -> tuple[np.ndarray, np.ndarray]:
         sp_p, sp_v = sample_knots(*self.knots, np.array([now]))

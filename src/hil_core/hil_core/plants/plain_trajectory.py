@@ -60,7 +60,8 @@ def plain_from_trajectory(traj: Trajectory) -> PlainTrajectory | None:
 
 
 def seconds(times_ns: np.ndarray) -> np.ndarray:
-    """time_from_start in seconds exactly as ``sec + nanosec * 1e-9`` (controllers._seconds)."""
+    """time_from_start in seconds exactly as ``sec + nanosec * 1e-9`` of the message (both the
+    fast path and ``TrajectoryFollower.accept`` use it: their entries are compared bit for bit)."""
     return (times_ns // NS_PER_S) + (times_ns % NS_PER_S) * 1e-9
 
 
