@@ -5,8 +5,14 @@ remappings and the start order -- the same function `hil run` uses, and
 test/unit/test_bringup_equivalence.py checks that both give the same nodes, parameters,
 remappings and order. hil_nodes.launch_plan.launch_entries turns the plan into plain dicts; this
 file maps each dict onto one launch_ros action and nothing else (docs/lab.md lists the arguments
-and what was checked against launch_ros's source).
+and what was checked against launch_ros's source). With layout:=one_process (the default) it
+also writes the plan's parameter values to a params file for the one container process, as
+launch_ros writes a dict of parameters to a temporary file.
 """
+import os
+import pathlib
+import tempfile
+
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction, RegisterEventHandler
 from launch.event_handlers import OnProcessStart
@@ -15,19 +21,24 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import LifecycleNode, Node
 from launch_ros.substitutions import FindPackageShare
 
-from hil_nodes.bringup import bringup_plan
-from hil_nodes.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs, wants_rviz
+from hil_nodes.bringup import bringup_plan, write_overrides
+from hil_nodes.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs, wants_layout, wants_rviz
 
 NODE_ACTIONS = {'Node': Node, 'LifecycleNode': LifecycleNode}
 NODE_KEYS = ('package', 'executable', 'name', 'namespace', 'parameters', 'remappings', 'arguments',
-             'additional_env', 'output')
+             'ros_arguments', 'additional_env', 'output')
 
 
 def _actions(context):
     values = {name: LaunchConfiguration(name).perform(context) for name, _, _, _ in LAUNCH_ARGUMENTS}
     plan = bringup_plan(**plan_kwargs(values))
+    layout, params_file = wants_layout(values), None
+    if layout == 'one_process':
+        fd, path = tempfile.mkstemp(prefix='hil_launch_params_', suffix='.yaml')
+        os.close(fd)
+        params_file = write_overrides(plan, pathlib.Path(path))
     started, after, actions = {}, {}, []
-    for entry in launch_entries(plan, rviz=wants_rviz(values)):
+    for entry in launch_entries(plan, rviz=wants_rviz(values), layout=layout, params_file=params_file):
         if entry['action'] == 'IncludeLaunchDescription':
             source = PathJoinSubstitution([FindPackageShare(entry['package']), 'launch', entry['file']])
             actions.append(IncludeLaunchDescription(PythonLaunchDescriptionSource(source),
@@ -37,7 +48,8 @@ def _actions(context):
         if entry['start_after']:
             after.setdefault(entry['start_after'], []).append(action)
         else:
-            started[entry['name']] = action
+            if entry['name']:         # the container has none: it hosts many nodes
+                started[entry['name']] = action
             actions.append(action)
     # handlers first: registered before any process can report its start
     handlers = [RegisterEventHandler(OnProcessStart(target_action=started[name], on_start=waiting))

@@ -9,6 +9,7 @@ rclpy) and remappings are compared, for every system, mock and hardware, lockste
 """
 import datetime
 import pathlib
+import sys
 
 import pytest
 import yaml
@@ -50,11 +51,18 @@ def hil_run_view(plan, overrides, isolated):
                         [tuple(r.split(':=')) for r in remaps]))
         return out
     [(_, cmd, _)] = process_commands(plan, overrides, isolated=False)
+    return _container_view(cmd)
+
+
+def _container_view(cmd):
+    """[(name, module, parameters, remappings)] of the nodes of one container command line."""
     nodes = [cmd[i + 1] for i, a in enumerate(cmd) if a == '--node']
     files, remaps = _ros_args(cmd)
+    out = []
     for item in nodes:
         module, name = item.split(':')
         mine = [tuple(r[len(name) + 1:].split(':=')) for r in remaps if r.startswith(f'{name}:')]
+        assert len(mine) == len([r for r in remaps if r.split(':')[0] == name])
         out.append((name, module, effective_parameters(files, name), mine))
     return out
 
@@ -66,6 +74,12 @@ def launch_view(entries):
         if e['action'] not in ('Node', 'LifecycleNode'):
             continue
         assert e['namespace'] == ''       # so launch_ros keys the dict by '/<name>', not '/**'
+        if e['executable'] == 'container':
+            # launch_ros: [executable, *arguments, '--ros-args', *ros_arguments]; a name would
+            # rename every node of the process, parameters / remappings would reach all of them
+            assert e['name'] is None and e['parameters'] == [] and e['remappings'] == []
+            out += _container_view([e['executable'], *e['arguments'], '--ros-args', *e['ros_arguments']])
+            continue
         sources = [p if isinstance(p, str) else {'/' + e['name']: {'ros__parameters': p}} for p in e['parameters']]
         out.append((e['name'], f"{e['package']}.{e['executable']}", effective_parameters(sources, e['name']),
                     [tuple(r) for r in e['remappings']]))
@@ -77,12 +91,22 @@ def launch_view(entries):
 def test_launch_and_hil_run_give_the_same_nodes_parameters_remappings_and_order(system, mode, lockstep, tmp_path):
     plan = _plan(system, mode, lockstep, tmp_path)
     overrides = write_overrides(plan, tmp_path / 'run_params.yaml')
-    launch = launch_view(launch_entries(plan))
     lab = {p.name for p in plan.lab_processes}
-    launch_hil = [n for n in launch if n[0] not in lab]
-    assert launch_hil == hil_run_view(plan, overrides, isolated=True)
-    assert launch_hil == hil_run_view(plan, overrides, isolated=False)
-    assert [n[0] for n in launch] == [p.name for p in plan.processes]
+    for layout in ('isolated', 'one_process'):
+        entries = launch_entries(plan, layout=layout, params_file=overrides)
+        launch = launch_view(entries)
+        launch_hil = [n for n in launch if n[0] not in lab]
+        assert launch_hil == hil_run_view(plan, overrides, isolated=True)
+        assert launch_hil == hil_run_view(plan, overrides, isolated=False)
+        assert [n[0] for n in launch] == [p.name for p in plan.processes]
+    # one process: the container's arguments, ROS arguments and environment are `hil run`'s
+    [container] = [e for e in entries if e['executable'] == 'container']
+    [(_, cmd, env)] = process_commands(plan, overrides, isolated=False)
+    assert cmd[:3] == [sys.executable, '-m', 'hil_nodes.container']
+    assert cmd[3:] == [*container['arguments'], '--ros-args', *container['ros_arguments']]
+    assert container['additional_env'] == env and container['start_after'] == ''
+    assert [e['name'] for e in entries if e['executable'] != 'container'] == sorted(lab, key=[
+        p.name for p in plan.processes].index)
     # the run's params file holds exactly the plan's values (a value type lost in YAML would show)
     assert yaml.safe_load(overrides.read_text()) == {
         p.name: {'ros__parameters': p.parameters} for p in plan.hil_nodes if p.parameters}
@@ -169,6 +193,8 @@ def test_rt_reaches_every_hil_process_in_both_translations(tmp_path):
     plan = bringup_plan('space_iiwa', rt=True, rt_priority=70, rt_cpus='1')
     want = {'HIL_RT_PRIORITY': '70', 'HIL_RT_POLICY': 'rr', 'HIL_RT_CPUS': '1', 'HIL_RT_MLOCK': '1'}
     assert all(e['additional_env'] == want for e in launch_entries(plan))
+    assert all(e['additional_env'] == want
+               for e in launch_entries(plan, layout='one_process', params_file=tmp_path / 'o.yaml'))
     for isolated in (True, False):
         assert all(env == want for _, _, env in process_commands(plan, tmp_path / 'o.yaml', isolated))
     with pytest.raises(SystemError_, match='rt_cpus'):
@@ -218,3 +244,18 @@ def test_rt_policy_is_round_robin_unless_one_process_asks_for_fifo():
     assert bringup_plan('space_iiwa', rt=True, rt_policy='fifo').hil_nodes[0].env['HIL_RT_POLICY'] == 'fifo'
     with pytest.raises(ValueError, match='policy'):
         rt_setup.request_env(80, '', True, policy='deadline')
+
+
+def test_launch_layout_argument(tmp_path):
+    """layout:=one_process (the default, as `hil run`) asks for SCHED_FIFO with rt:=true, isolated
+    for SCHED_RR (as `hil run --isolated`); an unknown layout or a missing params file is refused."""
+    from hil_nodes.launch_plan import wants_layout
+    assert wants_layout({}) == 'one_process'
+    assert plan_kwargs({})['rt_policy'] == 'fifo' and plan_kwargs({'layout': 'isolated'})['rt_policy'] == 'rr'
+    with pytest.raises(SystemError_, match='layout'):
+        plan_kwargs({'layout': 'container'})
+    plan = bringup_plan('hexafloat')
+    with pytest.raises(SystemError_, match='layout'):
+        launch_entries(plan, layout='two_process')
+    with pytest.raises(ValueError, match='params_file'):
+        launch_entries(plan, layout='one_process')

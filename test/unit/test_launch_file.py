@@ -15,6 +15,7 @@ import sys
 import types
 
 import pytest
+import yaml
 
 from hil_core.data_paths import data_root
 from hil_nodes.bringup import bringup_plan
@@ -36,7 +37,8 @@ def _node(*, executable, package=None, name=None, namespace=None, exec_name=None
           remappings=None, ros_arguments=None, arguments=None, **kwargs):
     assert set(kwargs) <= EXECUTE_PROCESS_KWARGS, set(kwargs) - EXECUTE_PROCESS_KWARGS
     return Recorded('Node', executable=executable, package=package, name=name, namespace=namespace,
-                    parameters=parameters, remappings=remappings, arguments=arguments, **kwargs)
+                    parameters=parameters, remappings=remappings, arguments=arguments,
+                    ros_arguments=ros_arguments, **kwargs)
 
 
 def _lifecycle_node(*, name, namespace, **kwargs):
@@ -99,17 +101,30 @@ def _run(monkeypatch, **values):
     return opaque.kw['function'](context), context
 
 
+@pytest.mark.parametrize('layout', ['one_process', 'isolated'])
 @pytest.mark.parametrize('mode', ['mock', 'hardware'])
-def test_hil_launch_maps_every_entry_onto_one_action(monkeypatch, mode):
-    actions, context = _run(monkeypatch, system='hexafloat', mode=mode, duration='5')
-    entries = launch_entries(bringup_plan(**plan_kwargs({k: v for k, v in context.items() if k != 'rviz'})))
+def test_hil_launch_maps_every_entry_onto_one_action(monkeypatch, mode, layout):
+    actions, context = _run(monkeypatch, system='hexafloat', mode=mode, duration='5', layout=layout)
     handlers = [a for a in actions if a.kind == 'RegisterEventHandler']
     nodes = [a for a in actions if a.kind in ('Node', 'LifecycleNode')]
+    params_file = None
+    if layout == 'one_process':   # the launch file wrote the plan's values for its one container
+        [container] = [n for n in nodes if n.kw['executable'] == 'container']
+        ros_args = container.kw['ros_arguments']
+        files = [ros_args[i + 1] for i, a in enumerate(ros_args) if a == '--params-file']
+        params_file = pathlib.Path(files[-1])     # after every node's own files: the plan's values win
+        assert params_file.name.startswith('hil_launch_params_')
+        plan = bringup_plan(**plan_kwargs(context))
+        assert yaml.safe_load(params_file.read_text()) == {
+            s.name: {'ros__parameters': s.parameters} for s in plan.hil_nodes if s.parameters}
+        assert container.kw['name'] is None and container.kw['package'] == 'hil_nodes'
+        params_file.unlink()
+    entries = launch_entries(bringup_plan(**plan_kwargs(context)), layout=layout, params_file=params_file)
     direct = [e for e in entries if not e['start_after']]
     assert [(n.kind, n.kw['name']) for n in nodes] == [(e['action'], e['name']) for e in direct]
     for node, entry in zip(nodes, direct):
         for key in ('package', 'executable', 'namespace', 'parameters', 'remappings', 'arguments',
-                    'additional_env', 'output'):
+                    'ros_arguments', 'additional_env', 'output'):
             assert node.kw[key] == entry[key], (entry['name'], key)
     if mode == 'hardware':   # spawners start on ros2_control_node's OnProcessStart
         [handler] = handlers

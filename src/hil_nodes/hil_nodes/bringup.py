@@ -200,13 +200,20 @@ def process_commands(plan: BringupPlan, overrides_file: pathlib.Path,
     nodes = plan.hil_nodes
     if isolated:
         return [(s.name, node_command(s, overrides_file), dict(s.env)) for s in nodes]
-    cmd = [sys.executable, '-m', 'hil_nodes.container']
-    for s in nodes:
-        cmd += ['--node', f'{s.module}:{s.name}']
+    args, ros_args, env = container_parts(plan, overrides_file)
+    return [('container', [sys.executable, '-m', 'hil_nodes.container', *args, '--ros-args', *ros_args], env)]
+
+
+def container_parts(plan: BringupPlan, overrides_file: pathlib.Path) -> tuple[list[str], list[str], dict[str, str]]:
+    """The one-process layout (`hil run`, launch's layout:=one_process): the container's own
+    arguments (``--node module:name`` in start order), its ROS arguments (every node's params
+    files, then ``overrides_file``; remappings scoped to their node) and its environment."""
+    nodes = plan.hil_nodes
+    args = [a for s in nodes for a in ('--node', f'{s.module}:{s.name}')]
     env: dict[str, str] = {}
     for s in nodes:
         env.update(s.env)
-    return [('container', cmd + container_ros_args(nodes, overrides_file), env)]
+    return args, container_ros_args(nodes, overrides_file)[1:], env
 
 
 def write_overrides(plan: BringupPlan, path: pathlib.Path) -> pathlib.Path:
