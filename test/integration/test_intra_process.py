@@ -5,8 +5,11 @@ DDS reader) in publish order, deferred until the publishing callback returned; i
 DDS reader and back as the producer in the process comes and goes; a raw subscription gets the
 bytes of the message as published; a transient-local subscription served late gets the latched
 message; DDS carries a message out only to a reader that matched (never twice to a subscription
-of the process); an inactive lifecycle publisher delivers nothing; publishing one object twice
-in a row is refused; a publisher outside the process of a served topic is heard too.
+of the process); a transient-local stream (the lockstep QoS) writes nothing into DDS until a
+reader outside matches, which then gets the last ``REPLAY`` messages first if it is transient
+local, and nothing is lost when the topic goes back to DDS; an inactive lifecycle publisher
+delivers nothing; publishing one object twice in a row is refused; a publisher outside the
+process of a served topic is heard too.
 """
 from __future__ import annotations
 
@@ -20,10 +23,13 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message, serialize_message
 from std_msgs.msg import Header, String
 
-from hil_nodes.intra_process import BUS, IntraProcessBus, IntraProcessNode, IntraPublisher, reader_count
+from hil_nodes import intra_process
+from hil_nodes.intra_process import BUS, REPLAY, IntraProcessBus, IntraPublisher, reader_count
+from hil_nodes.intra_process_node import IntraProcessNode
 
 VOLATILE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+STREAM = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class Plain(IntraProcessNode, Node):
@@ -262,3 +268,63 @@ def test_topics_many_nodes_publish_stay_on_dds(ros, bus):
         assert not isinstance(p.create_publisher(Header, topic, VOLATILE), IntraPublisher)
         assert isinstance(s.create_subscription(Header, topic, lambda m: None, VOLATILE),
                           rclpy.subscription.Subscription)
+
+
+@pytest.fixture
+def dds_writes(monkeypatch):
+    """The data of every message the process's bus publishers write into DDS, in order."""
+    written, real = [], intra_process._dds_publish
+    monkeypatch.setattr(intra_process, '_dds_publish', lambda pub, msg: (written.append(msg.data), real(pub, msg)))
+    return written
+
+
+@pytest.mark.parametrize('durability', [DurabilityPolicy.TRANSIENT_LOCAL, DurabilityPolicy.VOLATILE])
+def test_a_transient_local_stream_writes_into_dds_only_for_a_reader_outside(ros, bus, dds_writes, durability):
+    p, s = bus(name='p'), bus(name='s')
+    inside = []
+    s.create_subscription(String, '/stream', lambda m: inside.append(m.data), STREAM)
+    pub = p.create_publisher(String, '/stream', STREAM)
+    state = p.create_publisher(String, '/state', LATCHED)
+    for i in range(20):
+        pub.publish(String(data=str(i)))
+    state.publish(String(data='state'))
+    BUS.drain()
+    assert inside == [str(i) for i in range(20)]
+    assert dds_writes == ['state']           # a latched state is always written, the stream not at all
+    reader = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, durability=durability)
+    outside = ros.collect(String, '/stream', reader)          # a plain rclpy node: outside the bus
+    ros.spin_until(lambda: pub.get_subscription_count() >= 1, what='the outside reader')
+    pub.publish(String(data='20'))
+    pub.publish(String(data='21'))
+    BUS.drain()
+    history = [str(i) for i in range(20 - REPLAY, 20)] if durability == DurabilityPolicy.TRANSIENT_LOCAL else []
+    ros.spin_until(lambda: len(outside) >= len(history) + 2, what='the stream outside')
+    ros.spin_for(0.2)
+    # a transient-local reader gets the last REPLAY messages first, in order; a volatile one the live ones
+    assert [m.data for m in outside] == history + ['20', '21']
+    assert dds_writes == ['state', *history, '20', '21'] and inside == [str(i) for i in range(22)]
+
+
+def test_nothing_of_a_stream_is_lost_when_its_topic_goes_back_to_dds(ros, bus, dds_writes):
+    """After the switch to DDS readers the process's own messages go into the DDS history
+    (transient local) whether or not the new reader has matched yet (in one participant it
+    usually has at once): the reader gets each once, none lost, none replayed twice."""
+    p, s = bus(name='p'), bus(name='s')
+    got = []
+    sub = s.create_subscription(String, '/lockstep', lambda m: got.append(m.data), STREAM)
+    pub = p.create_publisher(String, '/lockstep', STREAM)
+    pub.publish(String(data='by bus'))
+    BUS.drain()
+    outside = ros.node.create_publisher(String, '/lockstep', STREAM)
+    ros.spin_until(lambda: p.count_publishers('/lockstep') >= 2, what='both publishers in the graph')
+    assert BUS.fall_back_to_dds(p) == [('/lockstep', 1)] and not sub.served
+    pub.publish(String(data='before the match'))
+    BUS.drain()
+    ros.spin_until(lambda: 'before the match' in got, what='the message written before the match')
+    pub.publish(String(data='after'))
+    ros.spin_until(lambda: 'after' in got, what='the next one')
+    ros.spin_for(0.3)
+    assert got == ['by bus', 'before the match', 'after']
+    assert dds_writes == ['before the match', 'after']
+    p.destroy_publisher(pub)
+    ros.node.destroy_publisher(outside)

@@ -47,7 +47,7 @@ from hil_core.status_names import CYCLE_TASK, NO_HARDWARE, status_name
 from hil_core.timing import CycleHealth
 from hil_nodes import kernel_loads, qos, topics
 from hil_nodes.cycle_status import CycleReport
-from hil_nodes.intra_process import IntraProcessNode
+from hil_nodes.intra_process_node import IntraProcessNode
 from hil_nodes.param_sources import check_sources, unknown_parameters
 from hil_nodes.param_table import _PARAM_TYPES, REQUIRED, Param, ParameterError  # noqa: F401 (nodes import them from here)
 

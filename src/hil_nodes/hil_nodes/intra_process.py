@@ -13,9 +13,17 @@ Rules (those of rclcpp's intra-process communication, where they apply):
 * a subscription of a topic that has a publisher in this process is served by the bus and has
   no DDS reader; one that has none (its producer runs in another process) keeps its DDS reader,
   and switches over when a publisher appears in the process (and back when it is destroyed);
-* DDS carries a message only when a reader outside the process has matched, except from a
-  transient-local publisher (latched topics, lockstep streams), which always writes: its DDS
-  history is what a reader that matches later (discovery takes 0.25-2.3 s) gets;
+* DDS carries a message only when a reader outside the process has matched, or when the topic's
+  subscriptions in the process are DDS readers (``fall_back_to_dds``). A latched state (transient
+  local, depth 1: /robot_description, markers) is always written: a viewer that matches later
+  (discovery takes 0.25-2.3 s) gets it from the DDS history. A transient-local stream (depth > 1:
+  the lockstep streams and commands) is not: writing a message into DDS history that nobody
+  reads was 17 % of the container's CPU in lockstep (py-spy, 2026-11-26: a publish is
+  serialization). Instead it keeps its last ``REPLAY`` messages, and a reader outside the
+  process that matches later gets them first, in order, when one of the matched readers is
+  transient local (a lockstep consumer in another process waits for the frame it missed: the
+  chain never runs more than a frame or two ahead of it). ``REPLAY`` is below
+  ``MessageRing.RING``, so no replayed message has been refilled since;
 * a transient-local subscription served late gets the publisher's last message (the latched
   state). In one process nothing subscribes late on a stream: the supervisor configures every
   node (every subscription exists) before it activates any producer;
@@ -52,10 +60,11 @@ from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, QoSProfile
 
 from hil_nodes.cdr_encode import prepare, serialize_exact
-from hil_nodes.served import counted
+from hil_nodes.message_ring import MessageRing
 from hil_nodes.topics import SHARED_TOPICS
 
 DRAIN_BUDGET = 0.005     # wall s of deliveries before the executor gets its turn again
+REPLAY = MessageRing.RING // 2   # a transient-local stream's messages kept for a reader outside (module doc)
 _monotonic = time.monotonic
 
 # rclpy's own publishers (parameter events) and the log stay plain rclpy entities
@@ -219,18 +228,23 @@ def eligible(topic: str) -> bool:
     return BUS.enabled and topic not in SHARED_TOPICS and not topic.startswith(_EXCLUDED_PREFIXES)
 
 
-def _latched(qos: QoSProfile) -> bool:
+def is_latched(qos: QoSProfile) -> bool:
     return qos.durability == DurabilityPolicy.TRANSIENT_LOCAL
 
 
 class IntraPublisher:
-    """A publisher of this process: local subscribers by call, DDS only when matched outside."""
+    """A publisher of this process: local subscribers by call, DDS only when matched outside
+    (a latched state always; a transient-local stream replays its last messages: module doc)."""
 
-    def __init__(self, node, inner, lifecycle: bool, latched: bool, bus: IntraProcessBus = BUS):
+    def __init__(self, node, inner, lifecycle: bool, latched: bool, bus: IntraProcessBus = BUS,
+                 depth: int = 1):
         self.inner = inner
         self.topic = inner.topic_name
         self.lifecycle = lifecycle
         self.latched = latched
+        self._node = node
+        self._always = latched and depth <= 1                  # a latched state
+        self._replay = deque(maxlen=REPLAY) if latched and depth > 1 else None
         self._bus = bus
         self._bus_topic: _Topic | None = None
         bus.add_publisher(self)
@@ -239,9 +253,26 @@ class IntraPublisher:
         inner = self.inner
         if self.lifecycle and not inner.is_activated:
             return                             # as LifecyclePublisher.publish: nothing goes out
-        self._bus.queue(self._bus_topic, msg)
-        if self.latched or inner.get_subscription_count():   # a reader outside the process
-            _dds_publish(inner, msg)      # (the lifecycle check is done above)
+        topic = self._bus_topic
+        self._bus.queue(topic, msg)
+        # (the lifecycle check is done above for every DDS write below)
+        if self._always or topic.on_dds:       # a latched state; the process's own readers are DDS ones
+            _dds_publish(inner, msg)
+        elif inner.get_subscription_count():   # a reader outside the process
+            replay = self._replay
+            if replay:
+                if self._outside_wants_history():
+                    for old in replay:
+                        _dds_publish(inner, old)
+                replay.clear()
+            _dds_publish(inner, msg)
+        elif self._replay is not None:
+            self._replay.append(msg)
+
+    def _outside_wants_history(self) -> bool:
+        """A matched reader is transient local (a volatile one would not get history from DDS)."""
+        return any(info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+                   for info in self._node.get_subscriptions_info_by_topic(self.topic))
 
     def readers(self) -> int:
         """Readers of the topic: matched outside the process (``get_subscription_count``, DDS)
@@ -276,7 +307,7 @@ class IntraSubscription:
         self.topic = topic
         self.callback = callback
         self.qos = qos
-        self.latched = _latched(qos)
+        self.latched = is_latched(qos)
         self.raw = raw
         self._kwargs = kwargs
         self.served = False
@@ -307,76 +338,3 @@ class IntraSubscription:
         if self.inner is None:
             raise AttributeError(f'{name}: the subscription of {self.topic} is served in-process')
         return getattr(self.inner, name)
-
-
-def _as_qos(qos_profile) -> QoSProfile:
-    return QoSProfile(depth=qos_profile) if isinstance(qos_profile, int) else qos_profile
-
-
-class IntraProcessNode:
-    """Mixin (before rclpy's Node / LifecycleNode in the bases): publishers and subscriptions go
-    through ``BUS`` when it is enabled (``eligible``: not the shared topics, not rclpy's own);
-    everything else is plain rclpy."""
-
-    def create_publisher(self, msg_type, topic, qos_profile, **kwargs):
-        inner = super().create_publisher(msg_type, topic, qos_profile, **kwargs)
-        if not eligible(inner.topic_name) or kwargs.get('publisher_class'):
-            return inner
-        return IntraPublisher(self, inner, lifecycle=False, latched=_latched(_as_qos(qos_profile)))
-
-    def create_lifecycle_publisher(self, msg_type, topic, qos_profile, **kwargs):
-        inner = super().create_lifecycle_publisher(msg_type, topic, qos_profile, **kwargs)
-        if not eligible(inner.topic_name):
-            return inner
-        return IntraPublisher(self, inner, lifecycle=True, latched=_latched(_as_qos(qos_profile)))
-
-    def destroy_publisher(self, publisher) -> bool:
-        if isinstance(publisher, IntraPublisher):
-            BUS.remove_publisher(publisher)
-            publisher = publisher.inner
-        return super().destroy_publisher(publisher)
-
-    def destroy_lifecycle_publisher(self, publisher) -> bool:
-        if isinstance(publisher, IntraPublisher):
-            BUS.remove_publisher(publisher)
-            publisher = publisher.inner
-        return super().destroy_lifecycle_publisher(publisher)
-
-    def create_subscription(self, msg_type, topic, callback, qos_profile, *, raw: bool = False, **kwargs):
-        qos = _as_qos(qos_profile)
-        resolved = self.resolve_topic_name(topic)
-        if not eligible(resolved) or kwargs.get('content_filter_options') is not None:
-            return super().create_subscription(msg_type, topic, counted(callback), qos_profile, raw=raw, **kwargs)
-        return IntraSubscription(self, msg_type, resolved, callback, qos, raw, kwargs)
-
-    # executor callbacks are counted (hil_nodes.served: the spin loop's idle-turn test)
-    def create_timer(self, timer_period_sec, callback, *args, **kwargs):
-        return super().create_timer(timer_period_sec, counted(callback), *args, **kwargs)
-
-    def create_service(self, srv_type, srv_name, callback, **kwargs):
-        return super().create_service(srv_type, srv_name, counted(callback), **kwargs)
-
-    def destroy_node(self):
-        for hook in NODE_DESTROYED:     # registries keyed by node (grid_timer's shared grids)
-            hook(self)
-        return super().destroy_node()
-
-    def destroy_timer(self, timer) -> bool:
-        leave = getattr(timer, 'leave_grid', None)       # a callback on a shared grid (grid_timer)
-        if leave is not None:
-            leave()
-            return True
-        return super().destroy_timer(timer)
-
-    def destroy_subscription(self, subscription) -> bool:
-        if isinstance(subscription, IntraSubscription):
-            subscription.destroy()
-            return True
-        return super().destroy_subscription(subscription)
-
-    # the plain rclpy entities behind an IntraSubscription
-    def _plain_create_subscription(self, msg_type, topic, callback, qos, **kwargs):
-        return super().create_subscription(msg_type, topic, counted(callback), qos, **kwargs)
-
-    def _plain_destroy_subscription(self, subscription) -> bool:
-        return super().destroy_subscription(subscription)

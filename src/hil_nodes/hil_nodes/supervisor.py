@@ -30,7 +30,7 @@ from hil_core.modes import Event, HilMode, ModeMachine, Request, Transition
 from hil_nodes import qos, topics
 from hil_nodes.base import due
 from hil_nodes.convert import stamp_to_ns
-from hil_nodes.intra_process import IntraProcessNode
+from hil_nodes.intra_process_node import IntraProcessNode
 from hil_nodes.lifecycle_driver import LifecycleDriver, SequenceResult
 from hil_nodes.runner import run
 from hil_nodes.supervisor_health import HealthWatch
