@@ -15,6 +15,8 @@ from hil_core.status_names import status_node
 from hil_nodes import qos, topics
 
 
+PROGRESS_KEYS = frozenset(('frames', 'run_time'))   # the mock's frames, the supervisor's run time
+
 class RunClient:
     """A plain node (own context) that follows /hil/mode and /diagnostics."""
 
@@ -31,6 +33,8 @@ class RunClient:
         self.diag: dict[str, dict[str, str]] = {}
         self.diag_messages: dict[str, str] = {}
         self.diag_counts: dict[str, int] = {}
+        # (node, key) -> statuses that carried the key: a fresh progress value (hil_nodes.cli.run_meter)
+        self.key_counts: dict[tuple[str, str], int] = {}
         self.node.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched(20))
         # Progress comes from the supervisor's status (a few Hz: run_time = sim time since the
         # first frame) and the mock hardware's (sim_time); following /clock would cost a callback
@@ -49,7 +53,10 @@ class RunClient:
         for st in msg.status:
             name = status_node(st.name)
             values = self.diag.setdefault(name, {})
-            values.update({kv.key: kv.value for kv in st.values})
+            fresh = {kv.key: kv.value for kv in st.values}
+            values.update(fresh)
+            for key in PROGRESS_KEYS & fresh.keys():
+                self.key_counts[name, key] = self.key_counts.get((name, key), 0) + 1
             if name == 'supervisor' and 'run_time' in values:
                 self._progress(float(values['run_time']))
             self.diag_messages[name] = st.message
@@ -89,6 +96,11 @@ class RunClient:
         end = time.monotonic() + timeout
         while time.monotonic() < end and any(self.diag_counts.get(n, 0) <= c for n, c in before.items()):
             self.spin_once(0.05)
+
+    def progress(self, node: str, key: str) -> tuple[int, str] | None:
+        """(statuses of ``node`` that carried ``key`` so far, its latest value), None before one."""
+        n = self.key_counts.get((node, key), 0)
+        return (n, self.value(node, key)) if n else None
 
     def value(self, node: str, key: str, default: str = '') -> str:
         return self.diag.get(node, {}).get(key, default)

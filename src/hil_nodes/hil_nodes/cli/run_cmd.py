@@ -110,14 +110,16 @@ def run(args) -> int:
     for _, _, extra_env in commands:   # --rt: the HIL_RT_* requests (hil_nodes.rt_setup)
         env.update(extra_env)
     group = ProcessGroup(run_dir / 'logs', env)
-    client = None
+    client = meter = None
     wall0 = time.monotonic()
     outcome, run_fault = 'error', ''
     try:  # from the first process on: whatever happens, every process is stopped below
+        # the client first: its participant hears the processes' first announcements, so it
+        # follows the run from its start (a late match saw a 3 s lockstep run only at its end)
+        client = RunClient(domain)
         for name, cmd, _ in commands:   # one process per node (--isolated) or one container
             group.start(name, cmd)
-        client = RunClient(domain)
-        meter = RunMeter({name: proc.pid for name, proc in group.procs.items()})
+        meter = RunMeter({name: proc.pid for name, proc in group.procs.items()}, _frame_period(specs, overrides))
         exits = ExitWatch(client.node, commands)
         outcome, run_fault = _follow(client, group, args, meter, exits)
         if outcome == 'fault':   # the stop runs to its end before anything is deactivated
@@ -140,8 +142,8 @@ def run(args) -> int:
         own_shm = group.shm_units()
         killed = group.stop()
         summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed, run_fault)
-        if client is not None:
-            summary.update(meter.figures(_frame_period(specs, overrides)))
+        if client is not None and meter is not None:
+            summary.update(meter.figures(client.sim_time))
             summary['rt'] = rt_line
         if client is not None:
             client.close()
@@ -207,19 +209,19 @@ def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter, exits
         # one burst and may see only the final IDLE in this loop (the run then never ended)
         if any(m != 'IDLE' for _, m in client.modes):
             started = True
-            meter.start(client.sim_time, _hw_frames(client))
+        meter.observe(started and mode not in ('IDLE', 'FAULT'), _progress(client, meter.frame_period))
         if mode == 'FAULT':
-            meter.stop(client.sim_time, _hw_frames(client))
+            meter.stop()
             print(f'hil run: FAULT: {_fault_reason(client)}', file=sys.stderr)
             return 'fault', ''
         if started and mode == 'IDLE':
-            meter.stop(client.sim_time, _hw_frames(client))
+            meter.stop()
             return 'done', ''
         now = time.monotonic()
         exits.poll(group.dead(), now, group.log_dir)
         verdict = exits.verdict(now)
         if verdict is not None:
-            meter.stop(client.sim_time, _hw_frames(client))
+            meter.stop()
             print(f'hil run: {verdict[0].upper()}: {verdict[1]}', file=sys.stderr)
             return verdict if verdict[0] == 'fault' else (verdict[0], '')
         if exits.first_exit is None and now - client.last_progress_wall > args.stall_timeout:
@@ -254,8 +256,15 @@ def _hw_name(client: RunClient) -> str:
         (n for n in client.diag if n.startswith('mock_')), '')
 
 
-def _hw_frames(client: RunClient) -> int:
-    return int(client.value(_hw_name(client), 'frames', '0') or 0)
+def _progress(client: RunClient, frame_period: float) -> tuple[int, float] | None:
+    """(fresh statuses so far, sim s) of the run's progress: the mock hardware's integrated frames,
+    or the supervisor's run time where no mock runs (hardware mode)."""
+    hw = _hw_name(client)
+    frames = client.progress(hw, 'frames') if hw else None
+    if frames is not None:
+        return frames[0], int(frames[1] or 0) * frame_period
+    run_time = client.progress('supervisor', 'run_time')
+    return None if run_time is None else (run_time[0], float(run_time[1] or 0.0))
 
 
 def _drain(client: RunClient, seconds: float = 0.5) -> None:
