@@ -24,6 +24,25 @@ def test_a_counted_callback_counts_and_keeps_its_signature():
     assert list(inspect.signature(counted(lambda: None)).parameters) == []
 
 
+def test_the_signature_is_computed_once_and_is_that_of_the_bound_callback():
+    """rclpy's EventsExecutor asks inspect.signature at every timer call: it must find it ready
+    (``__signature__``), the bound method's (no self), with a TimerInfo parameter kept."""
+    from rclpy.timer import TimerInfo
+
+    class Node:
+        def on_timer(self, info: TimerInfo = None):
+            return info
+
+        def on_tick(self):
+            return 'tick'
+    node = Node()
+    wrapped, plain = counted(node.on_timer), counted(node.on_tick)
+    assert wrapped.__signature__ is inspect.signature(wrapped)         # no recomputation
+    assert list(inspect.signature(wrapped).parameters) == ['info']
+    assert inspect.signature(wrapped).parameters['info'].annotation is TimerInfo
+    assert list(inspect.signature(plain).parameters) == [] and plain() == 'tick'
+
+
 def _slack_ns() -> int:
     libc = ctypes.CDLL(ctypes.util.find_library('c'))
     return libc.prctl(30, 0, 0, 0, 0)          # PR_GET_TIMERSLACK: this thread's, in ns
