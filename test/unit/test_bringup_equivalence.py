@@ -259,3 +259,13 @@ def test_launch_layout_argument(tmp_path):
         launch_entries(plan, layout='two_process')
     with pytest.raises(ValueError, match='params_file'):
         launch_entries(plan, layout='one_process')
+
+
+def test_realtime_parameters_apply_only_to_the_mock_in_real_time():
+    """hybrid5's drives: 2.5 ms frames of 25 plant steps in real time (the controller's law in
+    their loop, hil_nodes.servo_link); one 100 us frame per control cycle in lockstep."""
+    def mock(**kw):
+        return next(p for p in bringup_plan('hybrid5', **kw).processes if p.name == 'mock_hybrid5').parameters
+    rt, ls = mock(lockstep=False), mock(lockstep=True)
+    assert (rt['frame_period'], rt['substeps']) == (0.0025, 25) and 'frame_period' not in ls
+    assert not any(p.name == 'mock_hybrid5' for p in bringup_plan('hybrid5', mode='hardware').processes)

@@ -10,7 +10,8 @@ import time
 
 # module that has a warm_up() -> compiles every kernel of its group
 GROUPS = ('hil_core.hexaslide', 'hil_core.timebase', 'hil_core.admittance.compiled', 'hil_core.ft.compiled_chain',
-          'hil_core.space.compiled_frame', 'hil_core.hybrid5.compiled', 'hil_core.servo',
+          'hil_core.space.compiled_frame', 'hil_core.hybrid5.compiled', 'hil_core.hybrid5.compiled_plant',
+          'hil_core.servo',
           'hil_core.plants.plain_trajectory')
 
 

@@ -163,6 +163,8 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
         p = {k: _resolve_path(root, v) for k, v in spec.parameters.items()}
         if not hardware:   # e.g. the F/T node reads the simulated sensor in-process
             p.update({k: _resolve_path(root, v) for k, v in spec.mock_parameters.items()})
+            if not lockstep:   # e.g. hybrid5's drives: frames of 25 control cycles in real time
+                p.update({k: _resolve_path(root, v) for k, v in spec.realtime_parameters.items()})
         p.update(hw_params.get(spec.name, {}))
         if netft_address and spec.executable == 'ft_sensor':
             p['sensor_ip'] = netft_address

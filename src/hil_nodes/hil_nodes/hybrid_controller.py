@@ -8,7 +8,11 @@ the table (``hil_core.hybrid5.tracking``) -> efforts on ``/effort_controller/com
 
 Mode-aware like ``reference_source`` (docs/CONTRACTS.md): in lockstep a cycle is computed
 only when both ``/joint_states`` and ``/hil/frame`` stamped t_k are in (``FrameSync``); in real
-time on every joint state with the latest mode. Events (homed, synchronized, home_reached,
+time on every joint state with the latest mode -- unless mock drives in the same process took
+the law (``hil_nodes.servo_link``, ``servo_link: true``): then they call it at every plant step
+with the joints they measured (10 kHz inside their 400 Hz frame, as a controller in ros2_control's
+update loop), and the desired joints are published once a frame (the efforts never cross a
+topic: the drives publish the applied ones in /joint_states). Events (homed, synchronized, home_reached,
 fault) go to ``/hil/events`` stamped with the frame time. The desired joints go to
 ``/hybrid_controller/reference`` (JointState: position, velocity, effort = acceleration).
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 import math
 import pathlib
 import time
+from collections import deque
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -38,7 +43,7 @@ from hil_core.hybrid5.tracking import HybridController
 from hil_core.hybrid5.trajectory import PathTrajectory
 from hil_core.lockstep import FrameSync
 from hil_core.modes import HilMode
-from hil_nodes import convert, qos, topics
+from hil_nodes import convert, qos, servo_link, topics
 from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
 from hil_nodes.runner import main_for
 
@@ -70,6 +75,8 @@ class HybridControllerNode(HilLifecycleNode):
         Param('max_tracking_error', float, 1e-3, 'leg error (m) or table error (rad) that raises a fault',
               range=(1e-7, 1.0)),
         Param('float32', bool, False, 'run the tracking algorithm in float32 (as the seed\'s DSP/FPGA)'),
+        Param('servo_link', bool, True, 'real time: offer the law to mock drives in this process, which then run '
+              'it at every plant step (hil_nodes.servo_link); false: always the message loop'),
         # status_period (common, base): the summary status period; bad-input statuses are throttled to it
     )
 
@@ -77,6 +84,8 @@ class HybridControllerNode(HilLifecycleNode):
         super().__init__(node_name, **kwargs)
         self._subs = []
         self._timer = None
+        self._law = _DriveSideLaw(self)
+        self.linked = False
 
     # --- lifecycle ---------------------------------------------------------------------------
     def configure_node(self) -> None:
@@ -99,7 +108,9 @@ class HybridControllerNode(HilLifecycleNode):
         self.faulted = False
         self.counters = dict.fromkeys(('cycles', 'bad_joint_states', 'bad_stamps', 'saturated', 'faults'), 0)
         self.max_err = {'legs_m': 0.0, 'table_rad': 0.0}
-        self.cost_us = []
+        self.cost_us = deque(maxlen=20000)
+        self._limit_list = [p.force_max] * 3 + [p.torque_max] * 2
+        self._limits = np.array(self._limit_list)
         self._last_warn = -math.inf
         self._eff_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS,
                                                         qos.command(depth=50, lockstep=self.p.lockstep))
@@ -114,8 +125,12 @@ class HybridControllerNode(HilLifecycleNode):
     def activate_node(self) -> None:
         self._timer = self.create_timer(self.p.status_period, self._publish_status,
                                         clock=Clock(clock_type=ClockType.STEADY_TIME))
+        if self.p.servo_link and not self.p.lockstep:
+            servo_link.offer(topics.HYBRID_EFFORT_COMMANDS, self._law, owner=self)
 
     def deactivate_node(self) -> None:
+        servo_link.withdraw(topics.HYBRID_EFFORT_COMMANDS, self._law)
+        self.linked = False
         if self._timer is not None:
             self.destroy_timer(self._timer)
             self._timer = None
@@ -133,7 +148,7 @@ class HybridControllerNode(HilLifecycleNode):
 
     # --- inputs ------------------------------------------------------------------------------
     def _on_joints(self, msg: JointState) -> None:
-        if not self.active:
+        if not self.active or self.linked:      # linked: the drives call the law at every step
             return
         key = convert.stamp_to_ns(msg.header.stamp)
         if self.p.lockstep:
@@ -159,15 +174,32 @@ class HybridControllerNode(HilLifecycleNode):
 
     # --- one control cycle ---------------------------------------------------------------------
     def _compute(self, t_ns: int, mode: str, msg: JointState) -> None:
+        """A cycle from a /joint_states message: the effort and the desired joints go out."""
         try:
             q = convert.joint_positions(msg, self.p.joint_names)
         except ValueError as exc:
             self._warn('bad_joint_states', WARN, f'unusable /joint_states ({exc}): no command, the drives brake')
             return
+        out = self._cycle(t_ns, mode, q)
+        if out is not None:
+            self._eff_pub.publish(Float64MultiArray(data=out[0].tolist()))
+            self._publish_reference(out[1], msg.header.stamp)
+
+    def _publish_reference(self, ref, stamp) -> None:
+        (l_d, v_d, a_d), (th_d, w_d, e_d), _ = ref
+        ref_msg = JointState(name=list(self.p.joint_names), position=[*map(float, l_d), *map(float, th_d)],
+                             velocity=[*map(float, v_d), *map(float, w_d)],
+                             effort=[*map(float, a_d), *map(float, e_d)])
+        ref_msg.header.stamp = stamp
+        self._ref_pub.publish(ref_msg)
+
+    def _cycle(self, t_ns: int, mode: str, q: np.ndarray):
+        """One control cycle at t_ns with measured joints q: (effort, reference), or None (no
+        command). Counters, tracking errors, events and faults as the seed's loop."""
         if self.last_ns is not None and t_ns <= self.last_ns:
             if t_ns < self.last_ns or self.t0_ns is None:
                 self._warn('bad_stamps', WARN, f'out-of-order joint state stamp {t_ns} ns ignored')
-            return
+            return None
         if self.t0_ns is None:
             self.t0_ns = t_ns
         self.last_ns = t_ns
@@ -180,25 +212,22 @@ class HybridControllerNode(HilLifecycleNode):
             out = self.ctl.cycle(k, q[:3], q[3:], ref)
         except ValueError as exc:                           # legs that do not assemble
             self._fault(t_ns, f'cannot compute the cycle: {exc}')
-            return
-        u = np.r_[out.F, out.tau].astype(float)
-        if not np.all(np.isfinite(u)):
+            return None
+        # on Python floats: numpy's calls on 5 numbers were half of the cycle's 23 us, which
+        # runs 25 times in every 2.5 ms frame of the drives in real time (servo_link)
+        F, tau = out.F, out.tau
+        u = np.array((F[0], F[1], F[2], tau[0], tau[1]), dtype=float)
+        values = u.tolist()
+        if not all(map(math.isfinite, values)):
             self._fault(t_ns, 'non-finite effort computed: no command sent')
-            return
-        lim = np.array([self.p.force_max] * 3 + [self.p.torque_max] * 2)
-        if np.any(np.abs(u) > lim):
+            return None
+        if any(abs(x) > m for x, m in zip(values, self._limit_list)):
             self.counters['saturated'] += 1
-            u = np.clip(u, -lim, lim)                       # the seed's sat(x, y) on the outputs
-        self._eff_pub.publish(Float64MultiArray(data=u.tolist()))
+            u = np.clip(u, -self._limits, self._limits)     # the seed's sat(x, y) on the outputs
         self.cost_us.append((time.perf_counter() - start) * 1e6)
         self.counters['cycles'] += 1
-        (l_d, v_d, a_d), (th_d, w_d, e_d), _ = ref
-        ref_msg = JointState(name=list(self.p.joint_names), position=[*map(float, l_d), *map(float, th_d)],
-                             velocity=[*map(float, v_d), *map(float, w_d)],
-                             effort=[*map(float, a_d), *map(float, e_d)])
-        ref_msg.header.stamp = msg.header.stamp
-        self._ref_pub.publish(ref_msg)
-        e_leg, e_tab = float(np.max(np.abs(out.e_leg))), float(np.max(np.abs(out.e_table)))
+        e_leg = max(map(abs, np.asarray(out.e_leg, dtype=float).tolist()))
+        e_tab = max(map(abs, np.asarray(out.e_table, dtype=float).tolist()))
         if mode == HilMode.RUNNING.value:
             self.max_err['legs_m'] = max(self.max_err['legs_m'], e_leg)
             self.max_err['table_rad'] = max(self.max_err['table_rad'], e_tab)
@@ -206,6 +235,7 @@ class HybridControllerNode(HilLifecycleNode):
             self._event(t_ns, name, why)
         if max(e_leg, e_tab) > self.p.max_tracking_error:
             self._fault(t_ns, f'tracking error {max(e_leg, e_tab):.3g} beyond max_tracking_error')
+        return u, ref
 
     def _fault(self, t_ns: int, why: str) -> None:
         if not self.faulted:
@@ -224,7 +254,7 @@ class HybridControllerNode(HilLifecycleNode):
         self.get_logger().info(f'event {name} at {t_ns * 1e-9:.4f} s: {why}')
 
     def _publish_status(self) -> None:
-        cost = np.asarray(self.cost_us[-20000:]) if self.cost_us else np.zeros(1)
+        cost = np.asarray(self.cost_us) if self.cost_us else np.zeros(1)
         level = ERROR if self.faulted else OK
         self.status(level, 'fault raised' if self.faulted else ('running' if self.active else 'inactive'),
                     phase=self.motion.phase.value, **self.counters,
@@ -232,6 +262,40 @@ class HybridControllerNode(HilLifecycleNode):
                     max_table_error_urad=self.max_err['table_rad'] * 1e6,
                     cycle_cost_p50_us=float(np.percentile(cost, 50)),
                     cycle_cost_p99_us=float(np.percentile(cost, 99)))
+
+
+class _DriveSideLaw:
+    """The node's law as the drives call it (hil_nodes.servo_link.ServoLaw)."""
+
+    def __init__(self, node: HybridControllerNode):
+        self.node = node
+        self._last = None                    # (t_ns, reference) of the frame's last cycle
+
+    def attach(self) -> None:
+        self.node.linked = True
+        self.node.get_logger().info('the drives run the control law in their loop (servo_link)')
+
+    def detach(self) -> None:
+        self.node.linked = False
+
+    def cycle(self, t_ns: int, position: np.ndarray) -> np.ndarray | None:
+        node = self.node
+        if not node.active or node.mode is None:    # before the first /hil/frame: no command
+            return None
+        out = node._cycle(t_ns, node.mode, position)
+        if out is None:
+            return None
+        self._last = (t_ns, out[1])
+        return out[0]
+
+    def frame_done(self, t_ns: int) -> None:
+        if self._last is None or not self.node.active:
+            return
+        t_cycle, ref = self._last
+        self._last = None
+        # the efforts never cross a topic here (the drives publish the applied ones in
+        # /joint_states); the desired joints of the frame's last cycle do, for the bag and rviz
+        self.node._publish_reference(ref, convert.ns_to_stamp(t_cycle))
 
 
 main = main_for(HybridControllerNode)

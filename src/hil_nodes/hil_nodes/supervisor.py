@@ -30,6 +30,7 @@ from hil_core.modes import Event, HilMode, ModeMachine, Request, Transition
 from hil_nodes import qos, topics
 from hil_nodes.base import due
 from hil_nodes.convert import stamp_to_ns
+from hil_nodes.intra_process import reader_count
 from hil_nodes.intra_process_node import IntraProcessNode
 from hil_nodes.lifecycle_driver import LifecycleDriver, SequenceResult
 from hil_nodes.runner import run
@@ -336,7 +337,8 @@ class SupervisorNode(IntraProcessNode, Node):
             self._frame(msg.clock, t_ns)
 
     def _on_frame_timer(self) -> None:
-        readers = self._frame_pub.get_subscription_count() > 0
+        # readers inside the process count too (served by the intra-process bus: no DDS reader)
+        readers = reader_count(self._frame_pub) > 0
         if readers != self._fast_frames:
             self._fast_frames = readers
             self.destroy_timer(self._frame_timer)

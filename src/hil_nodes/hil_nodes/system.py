@@ -39,6 +39,9 @@ class NodeSpec:
     # applied on top of ``parameters`` only with the mock hardware (e.g. the F/T node reads the
     # simulated sensor in-process instead of a Net F/T box)
     mock_parameters: dict[str, Any] = field(default_factory=dict)
+    # applied last, only with the mock hardware in real time (e.g. hybrid5's drives run 2.5 ms
+    # frames of 25 control cycles there instead of one 100 us lockstep frame per cycle)
+    realtime_parameters: dict[str, Any] = field(default_factory=dict)
     remappings: dict[str, str] = field(default_factory=dict)
     managed: bool = True
     sim_only: bool = False
@@ -105,8 +108,8 @@ class SystemDescription:
         return [n.name for n in self.select(use_mock) if n.managed]
 
 
-_KNOWN_KEYS = {'name', 'package', 'executable', 'params', 'parameters', 'mock_parameters', 'remappings', 'managed',
-               'sim_only', 'clock_owner'}
+_KNOWN_KEYS = {'name', 'package', 'executable', 'params', 'parameters', 'mock_parameters', 'realtime_parameters',
+               'remappings', 'managed', 'sim_only', 'clock_owner'}
 
 
 def system_path(name_or_path: str, root: pathlib.Path | None = None) -> pathlib.Path:
@@ -140,6 +143,7 @@ def parse_node(entry: Any, where: str, root: pathlib.Path) -> NodeSpec:
     return NodeSpec(name=entry['name'], package=entry['package'], executable=entry['executable'],
                     params=tuple(params), parameters=dict(entry.get('parameters') or {}),
                     mock_parameters=dict(entry.get('mock_parameters') or {}),
+                    realtime_parameters=dict(entry.get('realtime_parameters') or {}),
                     remappings=dict(entry.get('remappings') or {}), managed=bool(entry.get('managed', True)),
                     sim_only=bool(entry.get('sim_only', False)), clock_owner=bool(entry.get('clock_owner', False)))
 
@@ -259,7 +263,9 @@ def apply_scenario(system: SystemDescription, scenario: Scenario | None) -> Syst
         given = scenario.parameters.get(spec.name, {})
         params = dict(spec.parameters, **given)
         mock = {k: v for k, v in spec.mock_parameters.items() if k not in given}   # the scenario wins
-        nodes.append(replace(spec, remappings=remap, parameters=params, mock_parameters=mock))
+        realtime = {k: v for k, v in spec.realtime_parameters.items() if k not in given}
+        nodes.append(replace(spec, remappings=remap, parameters=params, mock_parameters=mock,
+                             realtime_parameters=realtime))
     if not any(s.name == 'supervisor' for s in system.nodes):
         nodes += list(scenario.nodes)
     extra_names = {n.name for n in scenario.nodes}

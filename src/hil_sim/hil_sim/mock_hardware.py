@@ -33,6 +33,7 @@ from hil_nodes.convert import ns_to_stamp, plain_trajectory_from_msg, trajectory
 from hil_nodes.grid_timer import DRIVES_OFFSET_NS, create_grid_timer
 from hil_nodes.runner import main_for
 from hil_sim.hardware_watchdog import PARAMS as WATCHDOG_PARAMS, HardwareWatchdog
+from hil_sim.mock_hardware_link import ServoLinkStepping
 from hil_sim.mock_hardware_pacing import MAX_CATCHUP, REPUBLISH_PERIOD, FramePacing  # noqa: F401
 from hil_sim.mock_hardware_setup import PARAMS, REBUILD_EXEMPT, build, load_robot, system_mock  # noqa: F401
 
@@ -40,7 +41,7 @@ MAX_PENDING = 64            # future-stamped commands kept in lockstep
 WATCHDOG_NAMES = {w.name for w in WATCHDOG_PARAMS}
 
 
-class MockHardwareNode(FramePacing, HilLifecycleNode):
+class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
     PARAMS = PARAMS
     # statuses "<node>: drives" (frame counters, refusals, watchdog), hardware_id the simulated hardware
     STATUS_TASK = 'drives'
@@ -159,6 +160,7 @@ class MockHardwareNode(FramePacing, HilLifecycleNode):
 
     def deactivate_node(self) -> None:
         # The simulated world freezes: sim time stops, the plant keeps its state.
+        self._unlink()
         for timer in self._own_timers:
             self.destroy_timer(timer)
         self._own_timers = []
@@ -297,7 +299,11 @@ class MockHardwareNode(FramePacing, HilLifecycleNode):
             self.late_commands += 1
             self._late_since_status += 1
         if not self.p.disable_commands:
-            self.plant.step(self.h, self.controller.commands(now, self.m, self.h))
+            law = self._servo_law()
+            if law is not None:       # real time: a law of this process at every plant step
+                self._step_linked(law)
+            else:
+                self.plant.step(self.h, self.controller.commands(now, self.m, self.h))
         self.k += 1
         self.frames += 1
         self._publish_frame()

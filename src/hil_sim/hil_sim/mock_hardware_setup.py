@@ -61,6 +61,8 @@ PARAMS = (
     Param('time_scale', float, 1.0, 'sim s per wall s; in lockstep an upper bound (0 = as fast as possible), '
           'in real time the pace (must be > 0)', range=(0.0, 1000.0), dynamic=True),
     Param('start_time', float, 0.0, 'sim time t_0 of the first frame (s)', range=(0.0, 1e6)),
+    Param('servo_link', bool, True, 'real time, forward command controller: run a control law that a node of '
+          'this process offers on the command topic at every plant step (hil_nodes.servo_link)'),
     # faults
     Param('disable_commands', bool, False, 'frozen feedback (GenericSystem disable_commands): commands are taken '
           'but never reach the plant, whose state stays', dynamic=True),

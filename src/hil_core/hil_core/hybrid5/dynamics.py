@@ -135,7 +135,7 @@ class Plant:
     applies leg forces F (N) and table torques tau (N m) for one step dt."""
 
     def __init__(self, params: Hybrid5Params, p0, theta0=(0.0, 0.0), dt: float | None = None,
-                 substeps: int = 1):
+                 substeps: int = 1, compiled: bool = True):
         self.prm = params
         self.pl = params.plant
         self.dt = float(params.Ts if dt is None else dt) / substeps
@@ -144,6 +144,13 @@ class Plant:
         self.v = np.zeros(3)
         self.theta = np.array(theta0, dtype=float)
         self.omega = np.zeros(2)
+        # the compiled step (hybrid5.compiled_plant) unless compiled=False: accelerations()
+        # below is its oracle
+        self._constants = None
+        if compiled:
+            from . import compiled_plant
+            self._constants = compiled_plant.plant_constants(params)
+            self._kernel = compiled_plant.step
 
     def accelerations(self, F, tau):
         """(platform acceleration (3,), table accelerations (2,)) for leg forces F, torques tau.
@@ -185,6 +192,10 @@ class Plant:
         return np.array(a), np.array(eps)
 
     def step(self, F, tau) -> None:
+        if self._constants is not None:
+            self._kernel(self._constants, self.p, self.v, self.theta, self.omega,
+                         np.asarray(F, dtype=np.float64), np.asarray(tau, dtype=np.float64), self.dt, self.substeps)
+            return
         for _ in range(self.substeps):
             a, eps = self.accelerations(F, tau)
             self.v += a * self.dt

@@ -47,6 +47,7 @@ class Hybrid5Plant:
         mass = np.array([*BRAKE_MASS, self.prm.plant.J44, self.prm.plant.J55])
         self._kp, self._kd = mass * w * w, mass * 2 * 0.9 * w
         self.deceleration = np.asarray(setup.brake_deceleration, dtype=float)
+        self._base = np.c_[kin.base_points(self.prm.R), np.zeros(3)]      # (3 legs, x y z)
         self.reset(setup.initial)
 
     def reset(self, initial: Mapping[str, np.ndarray]) -> None:
@@ -59,11 +60,17 @@ class Hybrid5Plant:
         self.braking = False
 
     # --- joints ----------------------------------------------------------------------------------
+    def positions(self) -> np.ndarray:
+        """The encoders' positions alone (what a controller in the drives' loop reads)."""
+        l, th = self.plant.measure()
+        return np.concatenate((l, th))
+
     def joints(self):
         """(positions as measured by the encoders, true joint velocities), 5 each."""
         l, th = self.plant.measure()
-        ld = kin.jacobian(self.plant.p, self.prm.R) @ self.plant.v
-        return np.r_[l, th], np.r_[ld, self.plant.omega]
+        d = self.plant.p - self._base              # leg vectors d_i = p - b_i (eq. 3)
+        ld = (d @ self.plant.v) / np.sqrt(np.einsum('ij,ij->i', d, d))   # ldot = J v, rows d_i / l_i (eq. 8)
+        return np.concatenate((l, th)), np.concatenate((ld, self.plant.omega))
 
     def _static_effort(self) -> np.ndarray:
         """Efforts that hold the load still against gravity (what a holding brake provides)."""
