@@ -49,3 +49,12 @@ def test_a_compiled_trajectory_equals_the_python_one_step_by_step():
                                            err_msg=f'{name} at step {k}')
     assert np.linalg.norm(fast.v) > 1e-3 and abs(fast.omega[0]) > 1e-3      # both moved
     np.testing.assert_allclose(fast.measure()[0], slow.measure()[0], atol=1e-12)
+
+
+def test_encoder_positions_are_the_measurement():
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        plant = dynamics.Plant(PRM, (rng.uniform(-0.2, 0.2), rng.uniform(-0.2, 0.2), rng.uniform(0.7, 0.95)),
+                               rng.uniform(-1, 1, 2))
+        l, th = plant.measure()
+        assert plant.encoder_positions() == [*l.tolist(), *th.tolist()]

@@ -166,3 +166,19 @@ def test_a_trajectory_ends_moving_only_with_a_velocity_at_its_last_point(vel, mo
     assert f.ends_moving() == moving
     f.hold(0.001)
     assert not f.ends_moving()
+
+
+_VALUE = st.one_of(st.floats(-6000.0, 6000.0), st.sampled_from([math.nan, math.inf, -math.inf, 5000.0, -5000.0,
+                                                                  500.0, -500.0, 5000.000001]))
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_VALUE, min_size=5, max_size=5), st.booleans())
+def test_the_fast_acceptance_of_a_forward_command_is_the_full_check(values, reversed_joints):
+    """The drives' loop sends 10000 commands a second through accept's fast path: same verdict,
+    same entry (hardware order) as the full check, limits and joint order included."""
+    c = fcc(joints=list(HYB.joint_names[::-1]) if reversed_joints else None)
+    fast, full = c.accept(values), c.check(np.asarray(values, dtype=float))
+    assert fast.accepted == full.accepted
+    if full.accepted:
+        np.testing.assert_array_equal(fast.entry, full.entry)

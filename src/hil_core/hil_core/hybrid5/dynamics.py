@@ -203,6 +203,16 @@ class Plant:
             self.omega += eps * self.dt
             self.theta += self.omega * self.dt
 
+    def encoder_positions(self) -> list[float]:
+        """``measure()`` as one list, legs then table, on Python floats (``round`` rounds half
+        to even as ``np.round``: the same numbers, test_hybrid5_compiled_plant.py): the mock
+        drives' loop reads it at every step, 10000 times a second in real time."""
+        ql, qt = self.pl.encoder_leg, self.pl.encoder_table
+        legs = kin.ik_scalar(*self.p.tolist(), self.prm.R)
+        table = self.theta.tolist()
+        out = [round(x / ql) * ql for x in legs] if ql > 0 else list(legs)
+        return out + ([round(x / qt) * qt for x in table] if qt > 0 else table)
+
     def measure(self) -> tuple[np.ndarray, np.ndarray]:
         """Encoder readings: leg lengths and table angles quantised to the encoder resolution."""
         l = np.array(kin.ik_scalar(*self.p.tolist(), self.prm.R))

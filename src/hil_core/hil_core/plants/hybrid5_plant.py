@@ -13,6 +13,7 @@ The initial platform position is the forward kinematics of the URDF's initial le
 """
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import numpy as np
@@ -62,8 +63,7 @@ class Hybrid5Plant:
     # --- joints ----------------------------------------------------------------------------------
     def positions(self) -> np.ndarray:
         """The encoders' positions alone (what a controller in the drives' loop reads)."""
-        l, th = self.plant.measure()
-        return np.concatenate((l, th))
+        return np.array(self.plant.encoder_positions())
 
     def joints(self):
         """(positions as measured by the encoders, true joint velocities), 5 each."""
@@ -88,6 +88,14 @@ class Hybrid5Plant:
 
     # --- protocol --------------------------------------------------------------------------------
     def step(self, h: float, commands: Mapping[str, np.ndarray]) -> None:
+        rows = commands[self.command_interface]
+        if h == self.step_size and isinstance(rows, np.ndarray) and rows.shape == (1, N):
+            values = rows[0].tolist()
+            if all(map(math.isfinite, values)):       # the drives' loop: one valid row per step
+                self.braking = False
+                self.plant.step(rows[0, :3], rows[0, 3:])
+                self.applied = rows[0]
+                return
         for row in check_step(self, h, commands):
             if np.any(np.isnan(row)):
                 if not self.braking:           # the brake engages from the state of this instant
