@@ -114,11 +114,13 @@ def run(args) -> int:
     wall0 = time.monotonic()
     outcome, run_fault = 'error', ''
     try:  # from the first process on: whatever happens, every process is stopped below
-        # the client first: its participant hears the processes' first announcements, so it
-        # follows the run from its start (a late match saw a 3 s lockstep run only at its end)
-        client = RunClient(domain)
         for name, cmd, _ in commands:   # one process per node (--isolated) or one container
             group.start(name, cmd)
+        # the client only now: its DDS participant starts threads, and a fork of a process with
+        # threads may hang in the child's preexec_fn (ProcessGroup.start: a hil run once hung
+        # for good that way when the client came first). A client that matches the graph late
+        # gets no CPU figure (RunMeter says so) rather than a wrong one.
+        client = RunClient(domain)
         meter = RunMeter({name: proc.pid for name, proc in group.procs.items()}, _frame_period(specs, overrides))
         exits = ExitWatch(client.node, commands)
         outcome, run_fault = _follow(client, group, args, meter, exits)
