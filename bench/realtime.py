@@ -49,7 +49,8 @@ def _print(name: str, value, unit: str = '') -> None:
 
 def _summary_figures(prefix: str, rc: int, s: dict[str, str]) -> None:
     _print(f'{prefix}.exit_code', rc)
-    for key in ('outcome', 'faults', 'sim_per_wall', 'cpu_s_per_sim_s', 'late_commands', 'frames'):
+    for key in ('outcome', 'faults', 'sim_per_wall', 'cpu_s_per_sim_s', 'late_commands', 'frames',
+                'cpu_window_sim_s', 'max_leg_error_um', 'max_table_error_urad'):    # (hybrid5's tracking)
         if key in s:
             _print(f'{prefix}.{key}', s[key].replace(' ', '_') or '-')
     for part in s.get('cpu_s_per_sim_s_by_process', '').split(', '):
