@@ -75,8 +75,9 @@ class RunMeter:
         (wall0, cpu0, sim0), (wall1, cpu1, sim1) = self.first, self.last
         sim, wall = sim1 - sim0, wall1 - wall0
         if sim < 0.5 * run_sim_s:
-            why = (f'not measured (the hil command followed {sim:.2f} of the run\'s {run_sim_s:.2f} sim s: '
-                   f'it heard the graph late)')
+            # a short run (statuses come twice a wall second) or a client that matched late
+            why = (f'not measured (the progress statuses heard during the run span {sim:.2f} of its '
+                   f'{run_sim_s:.2f} sim s)')
             return {'cpu_s_per_sim_s': why, 'sim_per_wall': why}
         per = {name: (cpu1[name] - cpu0[name]) / sim for name in cpu1 if name in cpu0}
         return {'cpu_s_per_sim_s': f'{sum(per.values()):.3f}',
