@@ -11,10 +11,6 @@ PRM = load_params(None)
 C = compiled_plant.plant_constants(PRM)
 
 
-def test_the_kernel_uses_the_plant_s_gravity():
-    assert compiled_plant.G0 == dynamics.G0
-
-
 def _f(lo, hi):
     return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
 

@@ -17,8 +17,7 @@ import numpy as np
 from numba import njit
 
 from . import kinematics as kin
-
-G0 = 9.81     # as dynamics.G0 (checked in the test)
+from .dynamics import G0
 
 
 def plant_constants(params) -> np.ndarray:

@@ -31,7 +31,6 @@ Times are seconds relative to the node's start time (``rel``), as the plant step
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 from typing import Any
 

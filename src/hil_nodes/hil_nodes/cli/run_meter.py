@@ -40,6 +40,7 @@ class RunMeter:
         self.first: tuple[float, dict[str, float], float] | None = None   # (wall, CPU by process, sim s)
         self.last: tuple[float, dict[str, float], float] | None = None
         self.stopped = False
+        self._updates: int | None = None          # progress statuses counted at the last sample
 
     def _sample(self) -> dict[str, float]:
         out = {name: _cpu_of(pid) for name, pid in self.pids.items()}
@@ -53,7 +54,7 @@ class RunMeter:
         if self.stopped or not running or progress is None:
             return
         updates, sim = progress
-        if updates == getattr(self, '_updates', None):
+        if updates == self._updates:
             return                                  # nothing new since the last turn
         self._updates = updates
         sample = (time.monotonic(), self._sample(), sim)
