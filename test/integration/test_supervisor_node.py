@@ -142,10 +142,13 @@ def test_requests_refused_with_reasons_and_events_drive_the_modes(ros):
     assert status['mode'] == 'FAULT' and status['fault_reason'] == 'planner: hard limit crossed'
     assert status['state:a'] == 'active' and float(status['heartbeat_age:a']) < 10.0
 
-    # Latched: a subscriber joining now still gets the current mode.
+    # Latched: a subscriber joining now still gets the current mode, last. (The publisher keeps
+    # 20 modes: the history can reach the subscriber in more than one take, oldest first, so the
+    # first callback may be an older mode: CI once saw IDLE there.)
     late = []
     ros.node.create_subscription(String, topics.HIL_MODE, late.append, qos.latched())
-    ros.spin_until(lambda: late, 10.0, 'latched mode for a late subscriber')
+    ros.spin_until(lambda: late and late[-1].data == 'FAULT', 10.0, 'the current mode for a late subscriber')
+    ros.spin_for(0.2)
     assert late[-1].data == 'FAULT'
 
 
