@@ -17,7 +17,7 @@ def clock(monkeypatch):
 
 
 def test_the_window_pairs_cpu_wall_and_progress_of_the_same_turns(clock):
-    meter = run_meter.RunMeter({'container': 1234}, frame_period=0.0025)
+    meter = run_meter.RunMeter({'container': 1234})
     meter.observe(False, (1, 0.0))               # before the run: nothing
     clock.update(wall=101.0, container=11.0)
     meter.observe(True, (2, 0.5))                # first fresh status of the run
@@ -36,7 +36,7 @@ def test_the_window_pairs_cpu_wall_and_progress_of_the_same_turns(clock):
 
 
 def test_a_window_that_saw_only_the_end_of_the_run_is_no_figure(clock):
-    meter = run_meter.RunMeter({'container': 1234}, frame_period=0.0025)
+    meter = run_meter.RunMeter({'container': 1234})
     meter.observe(True, (7, 11.5))
     clock.update(wall=100.2, container=10.1)
     meter.observe(True, (8, 12.0))
@@ -47,7 +47,7 @@ def test_a_window_that_saw_only_the_end_of_the_run_is_no_figure(clock):
 
 
 def test_no_progress_during_the_run_is_no_figure(clock):
-    meter = run_meter.RunMeter({'container': 1234}, frame_period=0.0025)
+    meter = run_meter.RunMeter({'container': 1234})
     meter.observe(True, None)
     meter.observe(True, (1, 0.0))
     meter.stop()

@@ -86,9 +86,9 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
         # joint_state_broadcaster's QoS (reliable, volatile); lockstep keeps a deep history
         self._js_pub = self.create_lifecycle_publisher(JointState, topics.JOINT_STATES, qos.joint_state_broadcaster(
             depth=qos.LOCKSTEP_DEPTH if p.lockstep else 10))
+        self.command_topic = topics.controller_command_topic(spec.name, spec.trajectory)
         self._sub = self.create_subscription(JointTrajectory if spec.trajectory else Float64MultiArray,
-                                             topics.controller_command_topic(spec.name, spec.trajectory),
-                                             self._on_command,
+                                             self.command_topic, self._on_command,
                                              qos.command(depth=50 if p.lockstep else 10, lockstep=p.lockstep))
         self._cycle = self.cycle_monitor('frame', p.frame_period)
         self._joint_names = list(self.robot.hardware.joint_names)

@@ -12,31 +12,28 @@ controller's reset. While the watchdog brakes, the law is not asked (command mes
 looked at either). After the frame the law may publish what it publishes once a frame. Lockstep
 never links: each control cycle stays a frame of messages.
 
-A mixin of ``MockHardwareNode``: it uses the node's plant, controller, watchdog and frame time.
+A mixin of ``MockHardwareNode``: it uses the node's command topic, plant, controller, watchdog and
+frame time.
 """
 from __future__ import annotations
 
-from hil_nodes import servo_link, topics
+from hil_nodes import servo_link
 
 
 class ServoLinkStepping:
     _linked_law = None
-
-    def _command_topic(self) -> str:
-        spec = self.robot.spec
-        return topics.controller_command_topic(spec.name, spec.trajectory)
 
     def _servo_law(self):
         """The law offered on the command topic (attached / detached as it comes and goes), or
         None: then the frame runs on the commands that came as messages."""
         law = None
         if self.p.servo_link and not self.p.lockstep and not self.robot.spec.trajectory:
-            law = servo_link.offered(self._command_topic())
+            law = servo_link.offered(self.command_topic)
         if law is not self._linked_law:
             self._unlink()
             if law is not None:
                 law.attach()
-                self.get_logger().info(f'running the control law offered on {self._command_topic()} at every '
+                self.get_logger().info(f'running the control law offered on {self.command_topic} at every '
                                        f'plant step ({self.m} per frame)')
             self._linked_law = law
         return law

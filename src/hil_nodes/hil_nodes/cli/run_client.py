@@ -17,6 +17,7 @@ from hil_nodes import qos, topics
 
 PROGRESS_KEYS = frozenset(('frames', 'run_time'))   # the mock's frames, the supervisor's run time
 
+
 class RunClient:
     """A plain node (own context) that follows /hil/mode and /diagnostics."""
 

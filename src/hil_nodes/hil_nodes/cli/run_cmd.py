@@ -121,9 +121,9 @@ def run(args) -> int:
         # for good that way when the client came first). A client that matches the graph late
         # gets no CPU figure (RunMeter says so) rather than a wrong one.
         client = RunClient(domain)
-        meter = RunMeter({name: proc.pid for name, proc in group.procs.items()}, _frame_period(specs, overrides))
+        meter = RunMeter({name: proc.pid for name, proc in group.procs.items()})
         exits = ExitWatch(client.node, commands)
-        outcome, run_fault = _follow(client, group, args, meter, exits)
+        outcome, run_fault = _follow(client, group, args, meter, exits, _frame_period(specs, overrides))
         if outcome == 'fault':   # the stop runs to its end before anything is deactivated
             wait_until_at_rest(client, args.lockstep)
         # a dead supervisor has no status to wait for and no shutdown service to call: the
@@ -198,7 +198,8 @@ def _process_layout(plan, overrides, args) -> list[tuple[str, list[str], dict[st
     return out
 
 
-def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter, exits: ExitWatch) -> tuple[str, str]:
+def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter, exits: ExitWatch,
+            frame_period: float) -> tuple[str, str]:
     """Spin until the run ends: back to IDLE after it started, FAULT (a process that ended is
     reported to the supervisor, which makes it one), or stall. (outcome, the launcher's own fault
     reason: only when the supervisor itself died)."""
@@ -211,7 +212,7 @@ def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter, exits
         # one burst and may see only the final IDLE in this loop (the run then never ended)
         if any(m != 'IDLE' for _, m in client.modes):
             started = True
-        meter.observe(started and mode not in ('IDLE', 'FAULT'), _progress(client, meter.frame_period))
+        meter.observe(started and mode not in ('IDLE', 'FAULT'), _progress(client, frame_period))
         if mode == 'FAULT':
             meter.stop()
             print(f'hil run: FAULT: {_fault_reason(client)}', file=sys.stderr)

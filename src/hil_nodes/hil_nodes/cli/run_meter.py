@@ -34,9 +34,8 @@ class RunMeter:
     the CPU and wall time of now was off by up to half a second of wall time: 20 % of a 10 s
     lockstep run. ``observe`` every turn, ``stop`` at the run's end, then ``figures``."""
 
-    def __init__(self, pids: dict[str, int], frame_period: float):
+    def __init__(self, pids: dict[str, int]):
         self.pids = dict(pids)
-        self.frame_period = frame_period
         self.first: tuple[float, dict[str, float], float] | None = None   # (wall, CPU by process, sim s)
         self.last: tuple[float, dict[str, float], float] | None = None
         self.stopped = False
