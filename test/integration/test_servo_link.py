@@ -66,6 +66,12 @@ def test_the_drives_call_an_offered_law_at_every_plant_step(ros):
         assert law.frames == [t0 + 2_500_000, t0 + 5_000_000]
         np.testing.assert_array_equal(law.calls[-1][1], mock.plant.positions())  # before the last step...
         np.testing.assert_allclose(mock.plant.applied, hold)                        # ...its output applied
+        servo_link.withdraw(topics.HYBRID_EFFORT_COMMANDS, law)                    # the controller goes
+        _frames(mock, 1)
+        assert law.attached == 0 and mock.plant.braking         # its last output is not held: the drives stop
+        servo_link.offer(topics.HYBRID_EFFORT_COMMANDS, law)
+        _frames(mock, 1)
+        assert law.attached == 1
         mock.trigger_deactivate()
         assert law.attached == 0                                                    # let go
     finally:
@@ -108,7 +114,9 @@ def test_lockstep_drives_and_a_withdrawn_law_run_on_messages(ros):
 
 def test_the_linked_loop_is_the_seed_loop_written_with_hil_core(ros):
     """The controller node's law in the drives (servo_link) against the same closed loop written
-    directly: every plant state equal, over 0.1 s of homing from a displaced pose."""
+    directly: every plant state equal, over 0.1 s of homing from a displaced pose -- with 60
+    frames skipped by the drives on the way (a stall of the process), which the law does not
+    count as time: its reference goes on from where it was, as the frozen plant does."""
     start = [0.01, -0.005, 0.84]
     ctl_node = ros.add_node(HybridControllerNode(context=ros.context, parameter_overrides=[
         Parameter('lockstep', value=False)]))
@@ -126,8 +134,11 @@ def test_the_linked_loop_is_the_seed_loop_written_with_hil_core(ros):
         ctl = HybridController(prm, ctl_node.path, np.float64)
         lim = np.array([p.force_max] * 3 + [p.torque_max] * 2)
         frames = 40
-        _frames(mock, frames)
+        _frames(mock, 10)
+        mock.k += 60                 # the drives skipped 60 frames (a stall): their world stood still
+        _frames(mock, frames - 10)
         assert ctl_node.linked and ctl_node.counters['cycles'] == frames * 25
+        assert ctl_node.counters['skipped_cycles'] == 60 * 25
         for k in range(frames * 25):
             l, th = plant.measure()
             ref, _ = motion.cycle(k, 'HOMING', l, th)

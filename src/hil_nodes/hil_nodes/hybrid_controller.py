@@ -106,7 +106,8 @@ class HybridControllerNode(HilLifecycleNode):
         self.t0_ns = None
         self.last_ns = None
         self.faulted = False
-        self.counters = dict.fromkeys(('cycles', 'bad_joint_states', 'bad_stamps', 'saturated', 'faults'), 0)
+        self.counters = dict.fromkeys(('cycles', 'bad_joint_states', 'bad_stamps', 'saturated', 'faults',
+                                       'skipped_cycles'), 0)
         self.max_err = {'legs_m': 0.0, 'table_rad': 0.0}
         self.cost_us = deque(maxlen=20000)
         self._limit_list = [p.force_max] * 3 + [p.torque_max] * 2
@@ -282,6 +283,15 @@ class _DriveSideLaw:
         node = self.node
         if not node.active or node.mode is None:    # before the first /hil/frame: no command
             return None
+        last = node.last_ns
+        if last is not None and node.t0_ns is not None and t_ns - last > node.ts_ns:
+            # the drives skipped frames (a stall of the process): their world stood still, so the
+            # law's time stands still too and the reference goes on from where it was. Counted on
+            # wall time, the reference jumped ahead by the stall: after 1.5 s, 0.9 rad on the
+            # table, saturated torque and 325 rad/s^2 where the brake allows 5.
+            skipped = (t_ns - last) // node.ts_ns - 1
+            node.t0_ns += skipped * node.ts_ns
+            node.counters['skipped_cycles'] += skipped
         out = node._cycle(t_ns, node.mode, position)
         if out is None:
             return None

@@ -39,9 +39,14 @@ class ServoLinkStepping:
         return law
 
     def _unlink(self) -> None:
+        """Let the law go. Its last output was the command of one step, not a command to hold:
+        the drives stop by themselves (NaN) until a command message comes. Held, a saturated
+        table torque of the law's last step ran the table away at 150 rad/s^2 for the watchdog's
+        50 ms when the controller was deactivated after a FAULT."""
         if self._linked_law is not None:
             self._linked_law.detach()
             self._linked_law = None
+            self.controller.hold(self._rel(self.t_ns))
 
     def _step_linked(self, law) -> None:
         """The frame's plant steps, each commanded by the law from the joints measured before it."""
