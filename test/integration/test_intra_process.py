@@ -285,12 +285,17 @@ def test_a_transient_local_stream_writes_into_dds_only_for_a_reader_outside(ros,
     s.create_subscription(String, '/stream', lambda m: inside.append(m.data), STREAM)
     pub = p.create_publisher(String, '/stream', STREAM)
     state = p.create_publisher(String, '/state', LATCHED)
+    history = QoSProfile(depth=intra_process.STATE_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    modes = p.create_publisher(String, '/modes', history)
     for i in range(20):
         pub.publish(String(data=str(i)))
     state.publish(String(data='state'))
+    modes.publish(String(data='IDLE'))
     BUS.drain()
     assert inside == [str(i) for i in range(20)]
-    assert dds_writes == ['state']           # a latched state is always written, the stream not at all
+    # latched states (depth 1, a mode history of STATE_DEPTH) are always written, the stream not at all
+    assert dds_writes == ['state', 'IDLE']
     reader = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, durability=durability)
     outside = ros.collect(String, '/stream', reader)          # a plain rclpy node: outside the bus
     ros.spin_until(lambda: pub.get_subscription_count() >= 1, what='the outside reader')
@@ -302,7 +307,26 @@ def test_a_transient_local_stream_writes_into_dds_only_for_a_reader_outside(ros,
     ros.spin_for(0.2)
     # a transient-local reader gets the last REPLAY messages first, in order; a volatile one the live ones
     assert [m.data for m in outside] == history + ['20', '21']
-    assert dds_writes == ['state', *history, '20', '21'] and inside == [str(i) for i in range(22)]
+    assert dds_writes == ['state', 'IDLE', *history, '20', '21'] and inside == [str(i) for i in range(22)]
+
+
+def test_a_late_reader_of_a_stream_that_publishes_nothing_more_still_gets_its_last_messages(ros, bus, dds_writes):
+    """A lockstep chain through a reader in another process waits for the frame that reader
+    missed: the stream publishes nothing until it has it. The spin loop's graph check sends the
+    kept messages (replay_to_outside_readers)."""
+    p = bus(name='p')
+    pub = p.create_publisher(String, '/waiting', STREAM)
+    for i in range(3):
+        pub.publish(String(data=str(i)))
+    BUS.drain()
+    outside = ros.collect(String, '/waiting', STREAM)
+    ros.spin_until(lambda: pub.get_subscription_count() >= 1, what='the outside reader')
+    assert dds_writes == []
+    BUS.replay_to_outside_readers()
+    ros.spin_until(lambda: len(outside) >= 3, what='the kept messages')
+    BUS.replay_to_outside_readers()                          # once
+    ros.spin_for(0.2)
+    assert [m.data for m in outside] == ['0', '1', '2'] and dds_writes == ['0', '1', '2']
 
 
 def test_nothing_of_a_stream_is_lost_when_its_topic_goes_back_to_dds(ros, bus, dds_writes):

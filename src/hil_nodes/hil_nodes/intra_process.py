@@ -15,15 +15,17 @@ Rules (those of rclcpp's intra-process communication, where they apply):
   and switches over when a publisher appears in the process (and back when it is destroyed);
 * DDS carries a message only when a reader outside the process has matched, or when the topic's
   subscriptions in the process are DDS readers (``fall_back_to_dds``). A latched state (transient
-  local, depth 1: /robot_description, markers) is always written: a viewer that matches later
-  (discovery takes 0.25-2.3 s) gets it from the DDS history. A transient-local stream (depth > 1:
-  the lockstep streams and commands) is not: writing a message into DDS history that nobody
-  reads was 17 % of the container's CPU in lockstep (py-spy, 2026-11-26: a publish is
-  serialization). Instead it keeps its last ``REPLAY`` messages, and a reader outside the
-  process that matches later gets them first, in order, when one of the matched readers is
-  transient local (a lockstep consumer in another process waits for the frame it missed: the
-  chain never runs more than a frame or two ahead of it). ``REPLAY`` is below
-  ``MessageRing.RING``, so no replayed message has been refilled since;
+  local, depth up to ``STATE_DEPTH``: /robot_description, markers, the history of /hil/mode) is
+  always written: a viewer that matches later (discovery takes 0.25-2.3 s) gets it from the DDS
+  history. A transient-local stream (deeper: the lockstep streams and commands) is not: writing a
+  message into DDS history that nobody reads was 17 % of the container's CPU in lockstep (py-spy,
+  2026-11-26: a publish is serialization). Instead it keeps its last ``REPLAY`` messages, and a
+  reader outside the process that matches later gets them first, in order, when one of the
+  matched readers is transient local (a lockstep consumer in another process waits for the frame
+  it missed: the chain never runs more than a frame or two ahead of it), at the stream's next
+  publish or at the spin loop's next graph check (``replay_to_outside_readers``, every 0.5 s),
+  whichever comes first: a chain that waits for that reader publishes nothing meanwhile.
+  ``REPLAY`` is below ``MessageRing.RING``, so no replayed message has been refilled since;
 * a transient-local subscription served late gets the publisher's last message (the latched
   state). In one process nothing subscribes late on a stream: the supervisor configures every
   node (every subscription exists) before it activates any producer;
@@ -65,6 +67,7 @@ from hil_nodes.topics import SHARED_TOPICS
 
 DRAIN_BUDGET = 0.005     # wall s of deliveries before the executor gets its turn again
 REPLAY = MessageRing.RING // 2   # a transient-local stream's messages kept for a reader outside (module doc)
+STATE_DEPTH = 20         # a transient-local history this deep or less is a state (/hil/mode: 20), always written
 _monotonic = time.monotonic
 
 # rclpy's own publishers (parameter events) and the log stay plain rclpy entities
@@ -203,6 +206,14 @@ class IntraProcessBus:
         self._queue.clear()
         self._raw_queue.clear()
 
+    def replay_to_outside_readers(self) -> None:
+        """Streams whose kept messages a reader outside has matched for since their last publish
+        (module doc): they go out now, not at a next publish that may wait for that reader."""
+        for topic in self._topics.values():
+            for pub in topic.publishers:
+                if pub._replay and not (pub.lifecycle and not pub.inner.is_activated):
+                    pub._replay_if_read()
+
     def fall_back_to_dds(self, node) -> list[tuple[str, int]]:
         """Served topics that have publishers outside the process too (a node in another process,
         ``ros2 topic pub``, a test injecting input): their subscriptions go back to DDS readers,
@@ -243,7 +254,7 @@ class IntraPublisher:
         self.lifecycle = lifecycle
         self.latched = latched
         self._node = node
-        self._always = latched and depth <= 1                  # a latched state
+        self._always = latched and depth <= STATE_DEPTH        # a latched state
         self._replay = deque(maxlen=REPLAY) if latched and depth > 1 else None
         self._bus = bus
         self._bus_topic: _Topic | None = None
@@ -259,15 +270,19 @@ class IntraPublisher:
         if self._always or topic.on_dds:       # a latched state; the process's own readers are DDS ones
             _dds_publish(inner, msg)
         elif inner.get_subscription_count():   # a reader outside the process
-            replay = self._replay
-            if replay:
-                if self._outside_wants_history():
-                    for old in replay:
-                        _dds_publish(inner, old)
-                replay.clear()
+            self._replay_if_read()
             _dds_publish(inner, msg)
         elif self._replay is not None:
             self._replay.append(msg)
+
+    def _replay_if_read(self) -> None:
+        """A reader outside matched: the kept messages go first (history only for a transient-local one)."""
+        replay = self._replay
+        if replay and self.inner.get_subscription_count():
+            if self._outside_wants_history():
+                for old in replay:
+                    _dds_publish(self.inner, old)
+            replay.clear()
 
     def _outside_wants_history(self) -> bool:
         """A matched reader is transient local (a volatile one would not get history from DDS)."""

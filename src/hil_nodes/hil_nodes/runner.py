@@ -58,6 +58,7 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
                 if time.monotonic() >= next_check:
                     next_check = time.monotonic() + FOREIGN_CHECK_PERIOD
                     _fall_back_for_outside_publishers(nodes[0])
+                    BUS.replay_to_outside_readers()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
