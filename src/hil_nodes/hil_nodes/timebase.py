@@ -40,6 +40,7 @@ from trajectory_msgs.msg import JointTrajectory
 from hil_core.hexaslide import JOINT_NAMES
 from hil_core.timebase import PREFILTERS, TimeBaseConfig, TimeBaseEngine, hexaslide_ik
 from hil_core.timebase import warm_up as timebase_warm_up
+from hil_core.timebase.realtime_frames import due_frame
 from hil_core.timing import HIGH_LEVEL_PERIOD, SEGMENTATION_PERIOD, SERVO_PERIOD
 from hil_nodes import convert, qos, topics
 from hil_nodes.base import ERROR, OK, WARN, HilLifecycleNode, Param
@@ -71,6 +72,9 @@ class TimebaseNode(HilLifecycleNode):
               range=(0, 4)),
         Param('lead_frames', int, 1, 'real time: frames the reader clock runs ahead of the wall clock '
               '(each message then also repeats the previous frame: 8 points)', range=(0, 1)),
+        Param('reference_wait', float, 1.0, 'real time: how long a frame waits past its time for its own '
+              'reference, as a fraction of the lead (the message still reaches the drives in time)',
+              range=(0.0, 1.0)),
         Param('max_catchup', int, 4, 'real time: late frames produced at once before frames are skipped',
               range=(1, 100)),
         # status_period (common, base): wall s between metric statuses
@@ -106,6 +110,9 @@ class TimebaseNode(HilLifecycleNode):
         self.times = np.arange(1, self.cfg.servo_per_move + 1) * p.servo_period
         # real time: lead_frames ahead, and the previous frame's points repeated in every message
         self.lead_ns = 0 if p.lockstep else p.lead_frames * self.frame_ns
+        # a frame's message is first needed lead_frames after its time: it waits for its own
+        # reference up to that long (hil_core.timebase.realtime_frames)
+        self.wait_ns = int(p.reference_wait * self.lead_ns)
         # the W-R index distance at the designed delay: a reader clock lead_frames ahead reads
         # that many poses further on (the delay, reader clock - reproduced stamp, stays the same)
         self.expected_distance = p.default_distance - (0 if p.lockstep else p.lead_frames)
@@ -208,7 +215,7 @@ class TimebaseNode(HilLifecycleNode):
             # real time: the frames due on the wall grid are produced as soon as the reference is
             # in (a separate timer's phase against the F/T clock would eat into the look-ahead)
             self._last_ref_wall = time.monotonic()
-            self._on_tick()
+            self._on_tick(stamp_ns)
 
     def _on_clock(self, msg: ClockMsg) -> None:
         """Lockstep: a frame passed without a reference -> command this one from the buffer."""
@@ -237,12 +244,14 @@ class TimebaseNode(HilLifecycleNode):
             self._fallback_timer = None
         self._on_tick()
 
-    def _on_tick(self) -> None:
+    def _on_tick(self, reference_ns: int | None = None) -> None:
         """Real time: produce the frames of the wall-time grid that are due (catch up a few late
-        ones; beyond ``max_catchup`` frames are skipped and counted)."""
+        ones; beyond ``max_catchup`` frames are skipped and counted): at a reference stamped
+        ``reference_ns``, its frame and those that waited ``reference_wait`` for theirs; at a
+        tick without references, every frame whose time has passed."""
         if not (self.active and self.engine is not None and self.engine.started):
             return
-        now = self.now_ns() // self.frame_ns * self.frame_ns
+        now = due_frame(self.now_ns(), self.frame_ns, self.wait_ns, reference_ns)
         if self.last_frame_ns is None:
             self._produce(now)
             return
