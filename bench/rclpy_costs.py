@@ -6,8 +6,14 @@ runner does).
 * a 400 Hz PoseStamped stream: publish only (no subscriber), then to 1 and 2 subscribers in the
   same process, then with a raw (serialized) subscriber as the recorder takes it.
 Prints CPU-s per wall-s of the process (all its threads: DDS receive threads included).
+
+Across processes (``cross``): a second process publishes 1 or 4 WrenchStamped topics at 400 Hz
+and this one reads them raw, served by the EventsExecutor (an executor wake-up per message, as a
+recorder in a process of its own did) or drained every 20 ms (``hil_nodes.polled_readers``).
 """
 import os
+import subprocess
+import sys
 import time
 
 import rclpy
@@ -51,7 +57,62 @@ def _stream(n_subs: int, raw: bool = False):
     return setup
 
 
-if __name__ == '__main__':
+def _publisher_process(n_topics: int, seconds: float) -> None:
+    """Child: n_topics WrenchStamped streams at 400 Hz, published back to back each tick."""
+    from geometry_msgs.msg import WrenchStamped
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=int(os.environ['HIL_COST_DOMAIN']))
+    node = rclpy.create_node('cost_source', context=context)
+    executor = EventsExecutor(context=context)
+    executor.add_node(node)
+    pubs = [node.create_publisher(WrenchStamped, f'/cost_probe_{i}', qos_profile_sensor_data)
+            for i in range(n_topics)]
+    msg = WrenchStamped()
+    node.create_timer(PERIOD, lambda: [p.publish(msg) for p in pubs])
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.1)
+
+
+def _cross(n_topics: int, drained: bool) -> float:
+    from geometry_msgs.msg import WrenchStamped
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from hil_nodes.polled_readers import PolledReaders
+    domain = str(170 + os.getpid() % 20)
+    child = subprocess.Popen([sys.executable, __file__, 'publisher', str(n_topics), str(SECONDS + 4)],
+                             env={**os.environ, 'HIL_COST_DOMAIN': domain})
+    try:
+        context = rclpy.Context()
+        rclpy.init(context=context, domain_id=int(domain))
+        node = rclpy.create_node('cost_probe', context=context)
+        executor = EventsExecutor(context=context)
+        executor.add_node(node)
+        qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
+        if drained:
+            readers = PolledReaders(context, 'cost_probe')
+            for i in range(n_topics):
+                readers.add(WrenchStamped, f'/cost_probe_{i}', qos, lambda data, t: None)
+            node.create_timer(0.02, readers.drain)
+        else:
+            for i in range(n_topics):
+                node.create_subscription(WrenchStamped, f'/cost_probe_{i}', lambda m: None, qos, raw=True)
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.1)
+        c0, w0 = time.process_time(), time.monotonic()
+        while time.monotonic() < w0 + SECONDS:
+            executor.spin_once(timeout_sec=0.1)
+        cost = (time.process_time() - c0) / (time.monotonic() - w0)
+        executor.shutdown()
+        rclpy.shutdown(context=context)
+        return cost
+    finally:
+        child.wait(timeout=SECONDS + 10)
+
+
+if __name__ == '__main__' and sys.argv[1:2] == ['publisher']:
+    _publisher_process(int(sys.argv[2]), float(sys.argv[3]))
+elif __name__ == '__main__':
     idle = _measure(lambda node: None)
     print(f'rclpy.idle_process: {idle:.3f} cpu_s_per_s')
     timer = _measure(lambda node: node.create_timer(PERIOD, lambda: None))
@@ -59,3 +120,7 @@ if __name__ == '__main__':
     for n in (0, 1, 2):
         print(f'rclpy.stream_400hz_{n}_subscribers: {_measure(_stream(n)) - timer:.3f} cpu_s_per_s')
     print(f'rclpy.stream_400hz_1_raw_subscriber: {_measure(_stream(1, raw=True)) - timer:.3f} cpu_s_per_s')
+    for n in (1, 4):
+        for drained in (False, True):
+            how = 'drained_20ms' if drained else 'served'
+            print(f'rclpy.cross_process_{n}_raw_400hz_{how}: {_cross(n, drained):.3f} cpu_s_per_s')

@@ -53,16 +53,19 @@ def _recorder_messages(diags):
     return -1
 
 
-def test_bag_counts_match_and_latched_topics_are_caught(ros, tmp_path):
+@pytest.mark.parametrize('poll_period', [0.02, 0.0], ids=['drained', 'served'])
+def test_bag_counts_match_and_latched_topics_are_caught(ros, tmp_path, poll_period):
     bag = tmp_path / 'bag'
     mode_pub = ros.node.create_publisher(String, '/hil/mode', qos.latched())
     mode_pub.publish(String(data='IDLE'))
     js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(100))
     rec = ros.add_node(RecorderNode(context=ros.context, parameter_overrides=[
         Parameter('bag_path', value=str(bag)), Parameter('topics', value=['/joint_states', '/hil/mode']),
-        Parameter('discovery_period', value=0.05)]))
+        Parameter('discovery_period', value=0.05), Parameter('poll_period', value=poll_period)]))
     diags = ros.collect(DiagnosticArray, '/diagnostics', 100)
     ros.bring_up('recorder')
+    # a process of its own (no intra-process bus) on the wall clock: drained unless told not to
+    assert (rec._polled is not None) == (poll_period > 0)
     ros.spin_until(lambda: len(rec._subs) == 2, 10, 'recorder subscriptions')
     ros.spin_until(lambda: ros.node.count_subscribers('/joint_states') >= 1, 10, 'match')
     _publish_joint_states(ros, js_pub)
@@ -84,6 +87,9 @@ def test_bag_counts_match_and_latched_topics_are_caught(ros, tmp_path):
     assert (js['received'], js['written']) == (N, N)
     # receive times in the bag's clock: the largest gap is the largest step of the record stamps
     stamps = [t for _, t, _ in read_messages(bag, ['/joint_states'])]
+    # each message keeps its own receipt time, drained or not (a drain's time would be shared by
+    # every message it took)
+    assert all(b > a for a, b in zip(stamps, stamps[1:]))
     assert js['largest_gap_s'] == max(b - a for a, b in zip(stamps, stamps[1:])) * 1e-9
     assert js['first_s'] == stamps[0] * 1e-9 and js['last_s'] == stamps[-1] * 1e-9
     # the header stamps read from the bytes: the one missing sample is a gap of two steps
