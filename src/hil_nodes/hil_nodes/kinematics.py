@@ -66,10 +66,21 @@ class _Hexaslide:
         opts = dict(method=p.fk_method, tol=p.fk_tolerance, max_iter=p.fk_max_iterations)
         self.fk_rt = hx.ForwardKinematics(self.geom, predict=p.fk_predict, **opts)   # warm-started stream
         self.fk_query = hx.ForwardKinematics(self.geom, **opts)                      # queries: cold from home
+        self._last = None                  # (displacements, answer) of the last stream sample
 
     def fk(self, q):
+        # the warm-started Newton iteration moves by an ulp or so at every solve of the same
+        # displacements, so the estimate after a robot at rest depended on how many samples it
+        # got while at rest (which depends on when this node was activated): a lockstep run and
+        # its isolated twin then differed by 1e-14 m once the robot moved. A sample equal to the
+        # last gives the last answer.
+        q = np.asarray(q, dtype=float)
+        if self._last is not None and np.array_equal(q, self._last[0]):
+            return self._last[1]
         res = self.fk_rt.solve(q)
-        return (res.pose, '') if res.converged else (None, f'{res.reason} (residual {res.residual:.3g} m)')
+        out = (res.pose, '') if res.converged else (None, f'{res.reason} (residual {res.residual:.3g} m)')
+        self._last = (q.copy(), out)
+        return out
 
     def fk_query_solve(self, q):
         self.fk_query.reset()
@@ -82,6 +93,7 @@ class _Hexaslide:
 
     def reset(self):
         self.fk_rt.reset()
+        self._last = None
 
 
 class _Iiwa:
