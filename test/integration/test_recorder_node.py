@@ -175,3 +175,24 @@ def test_checkpoint_steps_follow_the_trigger_topic_and_fall_back_to_the_timer(ro
     meta = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
     counts = {t['topic_metadata']['name']: t['message_count'] for t in meta['topics_with_message_count']}
     assert counts['/joint_states'] == 30                  # the metadata of the flushed file
+
+
+def test_a_process_exit_writes_what_the_drained_readers_still_hold(ros, tmp_path):
+    """SIGINT ends a recorder process without a deactivation (hil_nodes.runner calls
+    ``process_exit``): messages received since the last drain are written before the bag closes."""
+    bag = tmp_path / 'bag'
+    js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(100))
+    rec = ros.add_node(RecorderNode(context=ros.context, parameter_overrides=[
+        Parameter('bag_path', value=str(bag)), Parameter('topics', value=['/joint_states']),
+        Parameter('discovery_period', value=0.05), Parameter('poll_period', value=1.0)]))
+    ros.bring_up('recorder')
+    assert rec._polled is not None
+    rec._own_timers[-1].cancel()          # the drain timer: no drain before the process exit
+    ros.spin_until(lambda: len(rec._subs) == 1, 10, 'recorder reader')
+    probe = ros.collect(JointState, '/joint_states', qos.command(1000))   # in the same participant
+    ros.spin_until(lambda: ros.node.count_subscribers('/joint_states') >= 2, 10, 'match')
+    _publish_joint_states(ros, js_pub, 50)
+    ros.spin_until(lambda: len(probe) == 50, 10, 'delivery')
+    assert rec.bag.counts().get('/joint_states', 0) == 0        # nothing drained yet
+    rec.process_exit()
+    assert message_counts(bag) == {'/joint_states': 50}

@@ -61,9 +61,6 @@ class PolledReaders:
             self.remove(topic)
         self.node.destroy_node()
 
-    def __contains__(self, topic: str) -> bool:
-        return topic in self._readers
-
 
 def _never_called(_msg) -> None:     # the node is never spun: rclpy needs a callback all the same
     raise AssertionError('a polled reader was served by an executor')

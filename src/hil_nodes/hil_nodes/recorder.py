@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import importlib
 import pathlib
+import sys
 from collections import deque
 
 from rclpy.clock import Clock, ClockType
@@ -234,12 +235,16 @@ class RecorderNode(HilLifecycleNode):
                         topics=len(self.tallies), **per_topic)
 
     def deactivate_node(self) -> None:
+        self._drain_received()
+        self._checkpoint()
+
+    def _drain_received(self) -> None:
+        """Write what the drained readers still hold: it was received while recording."""
         self._last_drain = True
         try:
             self._drain()
         finally:
             self._last_drain = False
-        self._checkpoint()
 
     def _close_bag(self) -> None:
         if self._bag_open():
@@ -266,6 +271,14 @@ class RecorderNode(HilLifecycleNode):
         self._close()
 
     def process_exit(self) -> None:
+        # a SIGINT ends the process without a deactivation: the drained readers' last messages
+        # first, unless rclpy is shut down already (its handles are gone: InvalidHandle)
+        if self.active and self._polled is not None:
+            try:
+                self._drain_received()
+            except RuntimeError as exc:
+                print(f'recorder: the last {self.p.poll_period * 1e3:.0f} ms of messages not drained: {exc}',
+                      file=sys.stderr)
         self._close_bag()
 
 
