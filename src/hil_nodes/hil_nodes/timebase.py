@@ -72,7 +72,7 @@ class TimebaseNode(HilLifecycleNode):
               range=(0, 4)),
         Param('lead_frames', int, 1, 'real time: frames the reader clock runs ahead of the wall clock '
               '(each message then also repeats the previous frame: 8 points)', range=(0, 1)),
-        Param('reference_wait', float, 1.0, 'real time: how long a frame waits past its time for its own '
+        Param('frame_wait', float, 1.0, 'real time: how long a frame waits past its time for its own '
               'reference, as a fraction of the lead (the message still reaches the drives in time)',
               range=(0.0, 1.0)),
         Param('max_catchup', int, 4, 'real time: late frames produced at once before frames are skipped',
@@ -112,7 +112,7 @@ class TimebaseNode(HilLifecycleNode):
         self.lead_ns = 0 if p.lockstep else p.lead_frames * self.frame_ns
         # a frame's message is first needed lead_frames after its time: it waits for its own
         # reference up to that long (hil_core.timebase.realtime_frames)
-        self.wait_ns = int(p.reference_wait * self.lead_ns)
+        self.wait_ns = int(p.frame_wait * self.lead_ns)
         # the W-R index distance at the designed delay: a reader clock lead_frames ahead reads
         # that many poses further on (the delay, reader clock - reproduced stamp, stays the same)
         self.expected_distance = p.default_distance - (0 if p.lockstep else p.lead_frames)
@@ -247,7 +247,7 @@ class TimebaseNode(HilLifecycleNode):
     def _on_tick(self, reference_ns: int | None = None) -> None:
         """Real time: produce the frames of the wall-time grid that are due (catch up a few late
         ones; beyond ``max_catchup`` frames are skipped and counted): at a reference stamped
-        ``reference_ns``, its frame and those that waited ``reference_wait`` for theirs; at a
+        ``reference_ns``, its frame and those that waited ``frame_wait`` for theirs; at a
         tick without references, every frame whose time has passed."""
         if not (self.active and self.engine is not None and self.engine.started):
             return
