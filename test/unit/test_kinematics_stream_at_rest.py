@@ -1,8 +1,8 @@
 """The kinematics node's FK stream (hil_nodes.kinematics._Hexaslide.fk) does not depend on how
 many samples it got while the robot stood still: the warm-started Newton iteration moves by an
-ulp or so at each solve of the same displacements, and a lockstep run and its isolated twin
-(whose kinematics node was activated after a different number of samples at rest) once differed
-by 1e-14 m in the joint states."""
+ulp or so at each solve of the same displacements, so a lockstep run and its isolated twin
+(whose kinematics node was activated after a different number of samples at rest) could differ
+by ~1e-14 m in the joint states (a possible source of a difference CI saw once)."""
 from types import SimpleNamespace
 
 import numpy as np

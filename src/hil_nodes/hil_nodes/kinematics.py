@@ -71,8 +71,8 @@ class _Hexaslide:
     def fk(self, q):
         # the warm-started Newton iteration moves by an ulp or so at every solve of the same
         # displacements, so the estimate after a robot at rest depended on how many samples it
-        # got while at rest (which depends on when this node was activated): a lockstep run and
-        # its isolated twin then differed by 1e-14 m once the robot moved. A sample equal to the
+        # got while at rest (which depends on when this node was activated), and a lockstep run
+        # could differ from its twin by ~1e-14 m once the robot moved. A sample equal to the
         # last gives the last answer.
         q = np.asarray(q, dtype=float)
         if self._last is not None and np.array_equal(q, self._last[0]):
