@@ -25,9 +25,9 @@ SECONDS = float(os.environ.get('HIL_BENCH_SECONDS', '5'))
 PERIOD = 0.0025
 
 
-def _measure(setup) -> float:
+def _measure(setup, domain_id: int | None = None) -> float:
     context = rclpy.Context()
-    rclpy.init(context=context, domain_id=200 + os.getpid() % 30)
+    rclpy.init(context=context, domain_id=200 + os.getpid() % 30 if domain_id is None else domain_id)
     node = rclpy.create_node('cost_probe', context=context)
     executor = EventsExecutor(context=context)
     executor.add_node(node)
@@ -78,34 +78,23 @@ def _cross(n_topics: int, drained: bool) -> float:
     from geometry_msgs.msg import WrenchStamped
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from hil_nodes.polled_readers import PolledReaders
-    domain = str(170 + os.getpid() % 20)
-    child = subprocess.Popen([sys.executable, __file__, 'publisher', str(n_topics), str(SECONDS + 4)],
-                             env={**os.environ, 'HIL_COST_DOMAIN': domain})
-    try:
-        context = rclpy.Context()
-        rclpy.init(context=context, domain_id=int(domain))
-        node = rclpy.create_node('cost_probe', context=context)
-        executor = EventsExecutor(context=context)
-        executor.add_node(node)
-        qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
+    domain = 170 + os.getpid() % 20
+    qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
+    topics = [f'/cost_probe_{i}' for i in range(n_topics)]
+
+    def setup(node):
         if drained:
-            readers = PolledReaders(context, 'cost_probe')
-            for i in range(n_topics):
-                readers.add(WrenchStamped, f'/cost_probe_{i}', qos, lambda data, t: None)
+            readers = PolledReaders(node.context, 'cost_probe')
+            for topic in topics:
+                readers.add(WrenchStamped, topic, qos, lambda data, t: None)
             node.create_timer(0.02, readers.drain)
         else:
-            for i in range(n_topics):
-                node.create_subscription(WrenchStamped, f'/cost_probe_{i}', lambda m: None, qos, raw=True)
-        end = time.monotonic() + 2.0
-        while time.monotonic() < end:
-            executor.spin_once(timeout_sec=0.1)
-        c0, w0 = time.process_time(), time.monotonic()
-        while time.monotonic() < w0 + SECONDS:
-            executor.spin_once(timeout_sec=0.1)
-        cost = (time.process_time() - c0) / (time.monotonic() - w0)
-        executor.shutdown()
-        rclpy.shutdown(context=context)
-        return cost
+            for topic in topics:
+                node.create_subscription(WrenchStamped, topic, lambda m: None, qos, raw=True)
+    child = subprocess.Popen([sys.executable, __file__, 'publisher', str(n_topics), str(SECONDS + 4)],
+                             env={**os.environ, 'HIL_COST_DOMAIN': str(domain)})
+    try:
+        return _measure(setup, domain)
     finally:
         child.wait(timeout=SECONDS + 10)
 
