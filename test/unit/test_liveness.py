@@ -29,7 +29,10 @@ def test_death_caught_in_sim_time_while_sim_runs_fast():
     assert m.check(1.5, 10.01) == []     # exactly at the timeout: still alive
     # past the sim timeout, but its wall heartbeat is 20 ms old: slow (sim runs fast), not dead
     assert m.check(1.5001, 10.02) == []
-    dead = m.check(1.6, 10.26)           # 0.26 s of wall (> SIM_DEATH_MIN_WALL), > 0.5 s of sim time
+    # 1.5 s of sim time but only 0.3 s of wall: a node the lockstep clock does not wait for,
+    # starved by a loaded machine (CI's second worker), is slow, not dead
+    assert m.check(2.5, 10.30) == []
+    dead = m.check(2.6, 10.51)           # silent > 0.5 s in both clocks
     assert [n for n, _ in dead] == ['a']
     assert 'sim time' in dead[0][1] and 'node a' in dead[0][1]
     assert m.check(3.0, 11.0) == []      # reported once
@@ -60,8 +63,9 @@ def test_unseen_nodes_are_not_checked_unless_required():
 def test_a_dead_node_beating_again_is_alive():
     m = monitor()
     m.arm(0.0, 0.0, required=['a'])
-    assert m.check(1.0, 0.3)
-    m.beat('a', 1.0, 0.3)
+    assert m.check(0.5, 0.3) == []
+    assert m.check(1.0, 0.6)             # silent 1.0 s of sim time and 0.6 s of wall time
+    m.beat('a', 1.0, 0.6)
     assert m.dead() == {} and m.blocking_reason() == ''
 
 
@@ -87,7 +91,8 @@ def test_sim_time_going_backwards_restarts_the_sim_age():
     m.beat('a', 100.0, 1.0)
     assert m.check(3.0, 1.1) == []       # clock owner restarted at t=3: not a negative age
     assert m.ages(3.2, 1.2)['a'][0] == pytest.approx(0.2)
-    assert m.check(3.6, 1.3)             # and the sim age counts again from the jump
+    assert m.check(3.6, 1.3) == []       # 0.6 s of sim time since the jump, 0.3 s of wall time
+    assert m.check(3.6, 1.55)            # and the sim age counts again from the jump
 
 
 @settings(max_examples=200, deadline=None)
@@ -95,7 +100,7 @@ def test_sim_time_going_backwards_restarts_the_sim_age():
 def test_dead_iff_an_age_exceeds_its_timeout(steps):
     """Independent bookkeeping: a node is reported dead exactly when the time since its last
     beat exceeds the wall timeout, or the sim timeout while its wall heartbeat is at least
-    SIM_DEATH_MIN_WALL old too (sim time may run far faster than wall time), checked after
+    as old in wall time too (sim time may run far faster than wall time), checked after
     every step."""
     m = LivenessMonitor(['a'], SIM, WALL)
     sim = wall = 0.0
@@ -109,7 +114,7 @@ def test_dead_iff_an_age_exceeds_its_timeout(steps):
             m.beat('a', sim, wall)
             last_sim, last_wall, dead = sim, wall, False
         newly = m.check(sim, wall)
-        min_wall = min(LivenessMonitor.SIM_DEATH_MIN_WALL, WALL)
+        min_wall = min(SIM, WALL)
         should = (sim - last_sim > SIM and wall - last_wall > min_wall) or (wall - last_wall > WALL)
         assert bool(newly) == (should and not dead)
         dead = dead or should
