@@ -189,16 +189,38 @@ def test_real_time_at_another_pace_keeps_the_sim_clock():
     assert by['planner']['use_sim_time'] is True and by['planner']['lockstep'] is False
 
 
-def test_rt_reaches_every_hil_process_in_both_translations(tmp_path):
-    plan = bringup_plan('space_iiwa', rt=True, rt_priority=70, rt_cpus='1')
-    want = {'HIL_RT_PRIORITY': '70', 'HIL_RT_POLICY': 'rr', 'HIL_RT_CPUS': '1', 'HIL_RT_MLOCK': '1'}
-    assert all(e['additional_env'] == want for e in launch_entries(plan))
-    assert all(e['additional_env'] == want
-               for e in launch_entries(plan, layout='one_process', params_file=tmp_path / 'o.yaml'))
-    for isolated in (True, False):
-        assert all(env == want for _, _, env in process_commands(plan, tmp_path / 'o.yaml', isolated))
+def test_rt_reaches_every_hil_process_in_both_translations_with_priorities_by_role(tmp_path):
+    """--rt / rt:=true: the drives at the run's priority, the chain below them in its order, the
+    supervisor last, the recorder with no real-time priority (it has no deadline); one process
+    runs at its nodes' highest. The same in `hil run` and in the launch file."""
+    plan = bringup_plan('hexafloat', rt=True, rt_priority=70, rt_cpus='1', record=tmp_path)
+    common = {'HIL_RT_CPUS': '1', 'HIL_RT_MLOCK': '1'}
+    want = {'mock_hexapod': 70, 'ft_sensor': 69, 'admittance': 68, 'planner': 67, 'timebase': 66,
+            'kinematics': 65, 'supervisor': 60}
+    expected = {name: {**common, 'HIL_RT_PRIORITY': str(prio), 'HIL_RT_POLICY': 'rr'} for name, prio in want.items()}
+    expected['recorder'] = common
+    assert {e['name']: e['additional_env'] for e in launch_entries(plan)} == expected
+    assert {name: env for name, _, env in process_commands(plan, tmp_path / 'o.yaml', True)} == expected
+    one = {**common, 'HIL_RT_PRIORITY': '70', 'HIL_RT_POLICY': 'rr'}
+    assert [e['additional_env'] for e in launch_entries(plan, layout='one_process', params_file=tmp_path / 'o.yaml')] == [one]
+    assert [env for _, _, env in process_commands(plan, tmp_path / 'o.yaml', False)] == [one]
+    assert all(p.env == {} for p in bringup_plan('hexafloat', record=tmp_path).hil_nodes)   # no --rt: nothing asked
     with pytest.raises(SystemError_, match='rt_cpus'):
         bringup_plan('space_iiwa', rt=True, rt_cpus='x')
+
+
+def test_rt_rank_is_validated_and_a_priority_never_drops_below_1(tmp_path):
+    from hil_nodes import rt_setup
+    assert rt_setup.ranked_env({'HIL_RT_PRIORITY': '3', 'HIL_RT_POLICY': 'rr'}, 10)['HIL_RT_PRIORITY'] == '1'
+    assert rt_setup.ranked_env({}, 4) == {}                     # nothing asked, nothing added
+    base = (pathlib.Path(__file__).parents[2] / 'config' / 'systems' / 'space_iiwa.yaml').read_text()
+    for bad in ('-1', '21', 'true', '2.5', 'high'):
+        path = tmp_path / 'sys.yaml'
+        path.write_text(base.replace('rt_rank: 1\n', f'rt_rank: {bad}\n'))
+        with pytest.raises(SystemError_, match='rt_rank'):
+            load_system(str(path))
+    path.write_text(base.replace('rt_rank: 1\n', 'rt_rank: null\n'))
+    assert next(n for n in load_system(str(path)).nodes if n.name == 'space_plant').rt_rank is None
 
 
 def test_launch_arguments_become_plan_keywords():

@@ -34,7 +34,7 @@ from hil_nodes.system import (NodeSpec, Scenario, SystemDescription, SystemError
                               container_ros_args, load_scenario, load_system, node_command, repo_root)
 
 MODES = ('mock', 'hardware')
-RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder', managed=True)
+RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder', managed=True, rt_rank=None)
 CONTROLLER_MANAGER = 'controller_manager'   # ros2_control_node's node name; spawners address it
 
 
@@ -131,9 +131,10 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     operator calls /hil/start). time_scale: the mock's pace (default lockstep 0 = as fast as
     possible, real time 1). netft_address: the ft_sensor nodes' sensor_ip. robot_address: the
     URDF's <ros2_control> <param name="robot_address"> (hardware mode). rt: the HIL_RT_*
-    environment of every hil process (rt_policy 'rr' or 'fifo' at rt_priority, affinity rt_cpus,
-    mlockall; hil_nodes.rt_setup applies them where permitted). One process per node (launch,
-    `hil run --isolated`) wants 'rr': equal-priority FIFO processes never preempt each other.
+    environment of every hil process (rt_policy 'rr' or 'fifo' at rt_priority minus the node's
+    rt_rank, affinity rt_cpus, mlockall; hil_nodes.rt_setup applies them where permitted). One
+    process per node (launch, `hil run --isolated`) wants 'rr': equal-priority FIFO processes
+    never preempt each other.
     """
     if mode not in MODES:
         raise SystemError_(f"mode must be one of {MODES}, not {mode!r}")
@@ -155,7 +156,7 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     monitored = [n.name for n in nodes if not n.managed and n.name != 'supervisor']
     hw_params = desc.hardware.parameters if (hardware and desc.hardware) else {}
     try:
-        env = rt_setup.request_env(rt_priority, rt_cpus, mlock=True, policy=rt_policy) if rt else {}
+        rt_env = rt_setup.request_env(rt_priority, rt_cpus, mlock=True, policy=rt_policy) if rt else {}
     except ValueError as exc:
         raise SystemError_(f'rt_cpus: {exc}') from None
     planned = []
@@ -179,7 +180,8 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
         if spec is RECORDER:
             p.update(bag_path=str(bag_path), topics=list(desc.record_topics),
                      checkpoint_after=desc.record_checkpoint_after)
-        planned.append(replace(spec, parameters=p, env=dict(env)))
+        env = rt_setup.ranked_env(rt_env, spec.rt_rank) if rt else {}
+        planned.append(replace(spec, parameters=p, env=env))
     rviz = root / 'config' / 'rviz' / f'{desc.name}.rviz'
     return BringupPlan(system=desc.name, mode=mode, lockstep=lockstep, rt=rt, processes=tuple(lab + planned),
                        clock_owner=owner, managed=managed, bag_path=bag_path, record_topics=desc.record_topics,
@@ -212,10 +214,7 @@ def container_parts(plan: BringupPlan, overrides_file: pathlib.Path) -> tuple[li
     files, then ``overrides_file``; remappings scoped to their node) and its environment."""
     nodes = plan.hil_nodes
     args = [a for s in nodes for a in ('--node', f'{s.module}:{s.name}')]
-    env: dict[str, str] = {}
-    for s in nodes:
-        env.update(s.env)
-    return args, container_ros_args(nodes, overrides_file)[1:], env
+    return args, container_ros_args(nodes, overrides_file)[1:], rt_setup.highest_env([s.env for s in nodes])
 
 
 def write_overrides(plan: BringupPlan, path: pathlib.Path) -> pathlib.Path:

@@ -109,3 +109,30 @@ def request_env(priority: int, cpus: str, mlock: bool, policy: str = 'fifo') -> 
     if mlock:
         env['HIL_RT_MLOCK'] = '1'
     return env
+
+
+def ranked_env(env: dict[str, str], rank: int | None) -> dict[str, str]:
+    """A node's request: the run's priority minus its rank (at least 1), so the drives preempt
+    the chain, the chain the kinematics and the supervisor; rank None asks for no real-time
+    priority (affinity and mlockall still apply)."""
+    out = dict(env)
+    prio = int(env.get('HIL_RT_PRIORITY', '0') or 0)
+    if rank is None:
+        out.pop('HIL_RT_PRIORITY', None)
+        out.pop('HIL_RT_POLICY', None)
+    elif prio:
+        out['HIL_RT_PRIORITY'] = str(max(1, prio - int(rank)))
+    return out
+
+
+def highest_env(envs: list[dict[str, str]]) -> dict[str, str]:
+    """One process hosting several nodes runs at the highest priority any of them asks for
+    (affinity and mlockall are the same for every node of a run)."""
+    out: dict[str, str] = {}
+    for env in envs:
+        out.update(env)
+    ranked = [e for e in envs if int(e.get('HIL_RT_PRIORITY', '0') or 0)]
+    if ranked:
+        top = max(ranked, key=lambda e: int(e['HIL_RT_PRIORITY']))
+        out.update(HIL_RT_PRIORITY=top['HIL_RT_PRIORITY'], HIL_RT_POLICY=top['HIL_RT_POLICY'])
+    return out

@@ -46,6 +46,10 @@ class NodeSpec:
     managed: bool = True
     sim_only: bool = False
     clock_owner: bool = False
+    # with --rt / rt:=true, how many steps below the run's priority this node's process runs:
+    # 0 for the drives, then the chain in its order, the supervisor last; None = no real-time
+    # priority at all (the recorder: it has no deadline). One process takes its nodes' highest.
+    rt_rank: int | None = 0
     # set by the bring-up plan only (hil_nodes.bringup), never read from a system file:
     kind: str = 'hil'                            # 'hil' node, or 'lab' (ros2_control, robot_state_publisher)
     arguments: tuple[str, ...] = ()              # plain command-line arguments (controller spawners)
@@ -109,7 +113,8 @@ class SystemDescription:
 
 
 _KNOWN_KEYS = {'name', 'package', 'executable', 'params', 'parameters', 'mock_parameters', 'realtime_parameters',
-               'remappings', 'managed', 'sim_only', 'clock_owner'}
+               'remappings', 'managed', 'sim_only', 'clock_owner', 'rt_rank'}
+RT_RANK_MAX = 20
 
 
 def system_path(name_or_path: str, root: pathlib.Path | None = None) -> pathlib.Path:
@@ -134,6 +139,10 @@ def parse_node(entry: Any, where: str, root: pathlib.Path) -> NodeSpec:
     for key in ('name', 'package', 'executable'):
         if not isinstance(entry.get(key), str) or not entry[key]:
             raise SystemError_(f'{where}: "{key}" is required')
+    rank = entry.get('rt_rank', 0)
+    if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank <= RT_RANK_MAX):
+        raise SystemError_(f'{where} ({entry["name"]}): rt_rank must be an integer 0-{RT_RANK_MAX} or null, '
+                           f'not {rank!r}')
     params = []
     for p in entry.get('params', []) or []:
         full = (root / p).resolve()
@@ -145,7 +154,8 @@ def parse_node(entry: Any, where: str, root: pathlib.Path) -> NodeSpec:
                     mock_parameters=dict(entry.get('mock_parameters') or {}),
                     realtime_parameters=dict(entry.get('realtime_parameters') or {}),
                     remappings=dict(entry.get('remappings') or {}), managed=bool(entry.get('managed', True)),
-                    sim_only=bool(entry.get('sim_only', False)), clock_owner=bool(entry.get('clock_owner', False)))
+                    sim_only=bool(entry.get('sim_only', False)), clock_owner=bool(entry.get('clock_owner', False)),
+                    rt_rank=rank)
 
 
 def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDescription:

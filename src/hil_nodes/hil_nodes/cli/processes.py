@@ -32,10 +32,10 @@ class ProcessGroup:
         self._logs = []
         log_dir.mkdir(parents=True, exist_ok=True)
 
-    def start(self, name: str, cmd: list[str]) -> subprocess.Popen:
+    def start(self, name: str, cmd: list[str], extra_env: dict[str, str] | None = None) -> subprocess.Popen:
         log = (self.log_dir / f'{name}.log').open('w')
         self._logs.append(log)
-        proc = subprocess.Popen(cmd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, env={**self.env, **(extra_env or {})}, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, preexec_fn=_die_with_parent)
         self.procs[name] = proc
         return proc

@@ -107,15 +107,13 @@ def run(args) -> int:
     except SystemError_ as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
-    for _, _, extra_env in commands:   # --rt: the HIL_RT_* requests (hil_nodes.rt_setup)
-        env.update(extra_env)
     group = ProcessGroup(run_dir / 'logs', env)
     client = meter = None
     wall0 = time.monotonic()
     outcome, run_fault = 'error', ''
     try:  # from the first process on: whatever happens, every process is stopped below
-        for name, cmd, _ in commands:   # one process per node (--isolated) or one container
-            group.start(name, cmd)
+        for name, cmd, extra_env in commands:   # one process per node (--isolated) or one container
+            group.start(name, cmd, extra_env)   # --rt: its HIL_RT_* requests (hil_nodes.rt_setup)
         # the client only now: its DDS participant starts threads, and a fork of a process with
         # threads may hang in the child's preexec_fn (ProcessGroup.start: a hil run once hung
         # for good that way when the client came first). A client that matches the graph late
