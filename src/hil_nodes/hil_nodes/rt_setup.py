@@ -5,7 +5,8 @@ SCHED_FIFO priority, CPU affinity and mlockall, applied by each node process to 
 The request travels in environment variables, so one process layout or the other, ``hil run`` or
 ``ros2 launch``, gets the same settings:
 
-* ``HIL_RT_PRIORITY``: real-time priority (1-99); unset or 0 = leave the scheduler alone;
+* ``HIL_RT_PRIORITY``: real-time priority (1-99); unset or 0 = leave the scheduler alone. Each
+  process asks for its own: the run's priority minus its node's ``rt_rank`` (:func:`ranked_env`);
 * ``HIL_RT_POLICY``: ``fifo`` (default) or ``rr``. One process per node on few cores needs ``rr``:
   under SCHED_FIFO a busy process is never preempted by another of the same priority, so one
   node's long callback starves the others (their heartbeats stop: a false "node is dead");
