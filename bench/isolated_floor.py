@@ -141,12 +141,18 @@ def _run(variant: str) -> dict[str, float]:
     costs: dict[str, float] = {}
     for child in children:
         costs.update(json.loads(child.stdout.readline()))
+    killed = False
     for child in children:
         try:
             child.wait(timeout=10)
         except subprocess.TimeoutExpired:       # a teardown that hangs costs nothing measured
             child.kill()
+            child.wait()
+            killed = True
             print('isolated_floor: a child hung in its teardown and was killed', file=sys.stderr)
+    if killed:                                   # a killed process leaves its Fast DDS segments
+        from hil_nodes.cli.processes import clean_dead_shm
+        clean_dead_shm()
     return costs
 
 
