@@ -55,10 +55,15 @@ def fine_timer_slack(ns: int = TIMER_SLACK_NS) -> bool:
     return libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(ns), 0, 0, 0) == 0
 
 
+def requested_priority(env) -> int:
+    """The real-time priority an environment asks for (0: none)."""
+    return int(env.get('HIL_RT_PRIORITY', '0') or 0)
+
+
 def apply_from_env(env=os.environ) -> list[str]:
     """Apply the settings the environment asks for to this process; one line each on the outcome."""
     lines = []
-    prio = int(env.get('HIL_RT_PRIORITY', '0') or 0)
+    prio = requested_priority(env)
     if prio:
         name = 'SCHED_RR' if env.get('HIL_RT_POLICY', 'fifo') == 'rr' else 'SCHED_FIFO'
         try:
@@ -117,7 +122,7 @@ def ranked_env(env: dict[str, str], rank: int | None) -> dict[str, str]:
     the chain, the chain the kinematics and the supervisor; rank None asks for no real-time
     priority (affinity and mlockall still apply)."""
     out = dict(env)
-    prio = int(env.get('HIL_RT_PRIORITY', '0') or 0)
+    prio = requested_priority(env)
     if rank is None:
         out.pop('HIL_RT_PRIORITY', None)
         out.pop('HIL_RT_POLICY', None)
@@ -132,8 +137,8 @@ def highest_env(envs: list[dict[str, str]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for env in envs:
         out.update(env)
-    ranked = [e for e in envs if int(e.get('HIL_RT_PRIORITY', '0') or 0)]
+    ranked = [e for e in envs if requested_priority(e)]
     if ranked:
-        top = max(ranked, key=lambda e: int(e['HIL_RT_PRIORITY']))
+        top = max(ranked, key=requested_priority)
         out.update(HIL_RT_PRIORITY=top['HIL_RT_PRIORITY'], HIL_RT_POLICY=top['HIL_RT_POLICY'])
     return out
