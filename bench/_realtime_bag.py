@@ -10,7 +10,7 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
-from hil_core.status_names import status_node
+from hil_core.supervision.status_names import status_node
 
 _STAMPED = ('/ft_sensor/wrench', '/admittance/reference', '/planner/safe_reference',
             '/hexapod_controller/joint_trajectory', '/joint_states', '/kinematics/tcp_pose')

@@ -3,7 +3,7 @@
 Prints ``name: value unit`` lines:
 * per-step cost of the model update at 400 Hz (step only, and step + pose/twist/accel outputs,
   i.e. the node's per-wrench work without messages), 3 Hz seed model and the Cummins floater,
-  for the numpy oracle (``numpy``) and the compiled path (``compiled``: admittance.compiled,
+  for the numpy oracle (``numpy``) and the compiled path (``compiled``: admittance.lti_model_kernel,
   numba; ``step_outputs_into`` is the allocation-free call into one kept buffer), and the
   first compiled call of a fresh process (numba cache load, or compilation if no cache);
 * ideal response of a 60 s recording (24000 samples at 400 Hz);
@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from hil_core.admittance import (CumminsFloater, LtiAdmittanceModel, find_impulses, ideal_response,
-                                 matrices_from_frequency, segment_starts, transparency)
+from hil_core.admittance import CumminsFloater, LtiAdmittanceModel, ideal_response, matrices_from_frequency
+from hil_core.transparency.frf import find_impulses, segment_starts, transparency
 
 T = 0.0025
 ROOT = pathlib.Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""What cycle-health monitoring costs a node per cycle (hil_core.timing.CycleHealth, issue 15
+"""What cycle-health monitoring costs a node per cycle (hil_core.supervision.timing.CycleHealth, issue 15
 item 4: about 1-2 us), and what a report costs (percentiles over the 1024-sample ring, twice
 a second per node).
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from hil_core.timing import CycleHealth
+from hil_core.supervision.timing import CycleHealth
 
 BATCH, BATCHES = 2000, 50
 

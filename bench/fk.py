@@ -6,7 +6,7 @@ in the same run, each with the inverse Jacobian kept across calls (chord, the de
 refreshed every call, and (Newton) with the constant-velocity predictor; cold start from home;
 IK per pose (single call and vectorised batch). Every figure for the compiled kernels (the
 public ``ForwardKinematics`` / ``inverse_kinematics``, suffix ``_compiled``) and for their
-numpy oracles (``NumpyForwardKinematics`` / ``inverse_kinematics_numpy``, suffix ``_numpy``).
+numpy oracles (``ForwardKinematicsNumpy`` / ``inverse_kinematics_numpy``, suffix ``_numpy``).
 Wall-clock p50/p99 and the p50 of the thread's CPU time (less sensitive to other processes on
 a shared machine); the load average is printed.
 
@@ -29,7 +29,7 @@ from hil_core import hexaslide as hx  # noqa: E402
 
 T_IMPORT = time.perf_counter() - T_IMPORT
 IMPLEMENTATIONS = (('compiled', hx.ForwardKinematics, hx.inverse_kinematics),
-                   ('numpy', hx.NumpyForwardKinematics, hx.inverse_kinematics_numpy))
+                   ('numpy', hx.ForwardKinematicsNumpy, hx.inverse_kinematics_numpy))
 VARIANTS = (('newton', dict(method='newton')), ('newton_predict', dict(method='newton', predict=True)),
             ('newton_refresh', dict(method='newton', chord=False)), ('jfmd', dict(method='jfmd')),
             ('jfmd_refresh', dict(method='jfmd', chord=False)))

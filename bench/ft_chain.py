@@ -6,7 +6,7 @@ Prints ``name: value unit`` lines:
 * per-block cost for a 2.5 ms frame (4 samples) and for a 64-sample Net F/T burst, and the
   filter's step alone;
   each for the numpy oracle (``ft_numpy_*``: SignalChainNumpy) and the compiled chain
-  (``ft_chain_*``: SignalChain, ft.compiled_chain), and the compiled chain's first
+  (``ft_chain_*``: SignalChain, ft.signal_chain_kernel), and the compiled chain's first
   construction in a fresh process (numba cache load, or compilation without a cache);
 * the analytic filter delay (mean group delay 0-7 Hz);
 * the sustained UDP rate from the hil_sim Net F/T device to the RDT client on this machine:
@@ -21,8 +21,8 @@ import numpy as np
 from hil_core.ft.filters import StreamFilter, design_sos
 from hil_core.ft.netft_client import NetFTClient
 from hil_core.ft.signal_chain import ChainConfig, SignalChain, SignalChainNumpy, counts_to_si
-from hil_core.load_profiles import LoadProfile
-from hil_sim.netft_device import NetFTDevice
+from hil_core.ft.load_profiles import LoadProfile
+from hil_sim.netft_device.node import NetFTDevice
 
 DT_NS = 625_000
 

@@ -3,7 +3,7 @@
 Prints ``name: value unit`` lines:
 * per-cycle cost of trajectory generation + inverse kinematics with derivatives + forward
   kinematics + model + CTM with the nonlinear integrator (both manipulators): float64 compiled
-  (``cycle_float64_*``: hybrid5.compiled, numba, the default), float64 in Python
+  (``cycle_float64_*``: hybrid5.tracking_kernel, numba, the default), float64 in Python
   (``cycle_float64_numpy_*``: the oracle, python floats) and float32 (numpy float32 scalars),
   wall and thread-CPU p50/p99 over the AGH path, next to the seed's 100 us budget and its
   DSP-C28x (43 us) and FPGA3 (21 us) figures; the first controller construction (numba

@@ -79,8 +79,8 @@ def _qos(topic: str):
 def _child(name: str, variant: str, domain: int) -> None:
     import rclpy
     from rclpy.experimental import EventsExecutor
-    from hil_nodes import rt_setup
-    from hil_nodes.polled_readers import PolledReaders
+    from hil_nodes.runtime import rt_setup
+    from hil_nodes.recorder.polled_readers import PolledReaders
     rt_setup.fine_timer_slack()
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=domain)

@@ -3,7 +3,7 @@ frame rate of the mock hexapod with a test-side responder in the same process.
 
 ``python bench/mock_hexapod_frame.py [DURATION] [--no-ros]``. Prints ``name: value unit`` lines:
 
-* servo_first_construction_{cold,warm}_s: a new process importing hil_core.servo and building
+* servo_first_construction_{cold,warm}_s: a new process importing hil_core.drives.servo and building
   the first ServoAxes, with an empty numba cache (compiles) and with the cache the first left;
 * servo_<call>_{compiled,numpy}_p50/p99: microseconds per 2.5 ms frame (6 axes, 4 servo
   periods x 5 loop updates) of ``follow`` along 4-point lockstep messages and along 8-point
@@ -26,15 +26,15 @@ import numpy as np
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 os.environ.setdefault('ROS_DOMAIN_ID', str(150 + os.getpid() % 50))
 
-from hil_core.joint_trajectory_legacy import sample_knots, sample_knots_numpy  # noqa: E402
-from hil_core.servo import ServoAxes, ServoAxesNumpy, ServoConfig  # noqa: E402
+from hil_core.drives.joint_trajectory_legacy import sample_knots, sample_knots_numpy  # noqa: E402
+from hil_core.drives.servo import ServoAxes, ServoAxesNumpy, ServoConfig  # noqa: E402
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith('--')]
 DURATION = float(ARGS[0]) if ARGS else 5.0
 FRAMES = 3000
 DT, FRAME = 0.000625, 0.0025
 FIRST = ('import time; t0 = time.perf_counter(); import numpy as np; '
-         'from hil_core.servo import ServoAxes, ServoConfig; ServoAxes(ServoConfig(), np.zeros(6)); '
+         'from hil_core.drives.servo import ServoAxes, ServoConfig; ServoAxes(ServoConfig(), np.zeros(6)); '
          'print(time.perf_counter() - t0)')
 
 
@@ -135,8 +135,8 @@ def frame_rate():
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from hil_nodes import qos, topics
-    from hil_nodes.convert import sec_to_duration
-    from hil_sim.mock_hardware import system_mock
+    from hil_nodes.msgs.convert import sec_to_duration
+    from hil_sim.mock_hardware.node import system_mock
     ctx = Context()
     rclpy.init(context=ctx)
     mock = system_mock('hexafloat', dict(lockstep=True, time_scale=0.0, lockstep_timeout=5.0), context=ctx)
@@ -175,7 +175,7 @@ def frame_rate():
 if __name__ == '__main__':
     servo_figures()
     try:
-        import hil_sim.mock_hardware  # noqa: F401
+        import hil_sim.mock_hardware.node  # noqa: F401
     except ImportError as exc:
         print(f'# mock_hexapod frame rate skipped: {exc}')
         sys.exit(0)

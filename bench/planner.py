@@ -14,7 +14,7 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / 'src' / 'hil_core'))
 
-from hil_core.modes import HilMode  # noqa: E402
+from hil_core.supervision.modes import HilMode  # noqa: E402
 from hil_core.planner.asc import AccelerationSaturationControl, RuckigLimiter  # noqa: E402
 from hil_core.planner.config import PlannerConfig, Workspace  # noqa: E402
 from hil_core.planner.dof import pose_to_dof_1  # noqa: E402

@@ -9,7 +9,7 @@ Prints CPU-s per wall-s of the process (all its threads: DDS receive threads inc
 
 Across processes (``cross``): a second process publishes 1 or 4 WrenchStamped topics at 400 Hz
 and this one reads them raw, served by the EventsExecutor (an executor wake-up per message, as a
-recorder in a process of its own did) or drained every 20 ms (``hil_nodes.polled_readers``).
+recorder in a process of its own did) or drained every 20 ms (``hil_nodes.recorder.polled_readers``).
 """
 import os
 import subprocess
@@ -77,7 +77,7 @@ def _publisher_process(n_topics: int, seconds: float) -> None:
 def _cross(n_topics: int, drained: bool) -> float:
     from geometry_msgs.msg import WrenchStamped
     from rclpy.qos import QoSProfile, ReliabilityPolicy
-    from hil_nodes.polled_readers import PolledReaders
+    from hil_nodes.recorder.polled_readers import PolledReaders
     domain = 170 + os.getpid() % 20
     qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT)
     topics = [f'/cost_probe_{i}' for i in range(n_topics)]

@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import _realtime_bag as rb  # noqa: E402
-from hil_core.status_names import is_cycle_status, status_node  # noqa: E402
+from hil_core.supervision.status_names import is_cycle_status, status_node  # noqa: E402
 
 DURATION = float(os.environ.get('HIL_BENCH_DURATION', '60'))
 RT = ['--rt'] if os.environ.get('HIL_BENCH_RT') == '1' else []

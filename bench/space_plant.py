@@ -2,7 +2,7 @@
 joint model (LuGre friction, PI joint loops) at 1 kHz, pure core (no DDS).
 
 Prints: plant + control step p50/p99 (us; issue 15 target p50 <= 50 us, seed ~25 ms per loop)
-for the compiled plant (``space_plant_step_*``: SpacePlant, space.compiled_frame, numba) in
+for the compiled plant (``space_plant_step_*``: SpacePlant, space.plant_kernel, numba) in
 closed loop with the mock arm, and for the pinocchio + numpy oracle (``space_plant_numpy_step_*``:
 SpacePlantNumpy) in a second pass fed the same joint history (each timed in its own loop: run
 interleaved, each would evict the other's code and data from the caches and both would look
@@ -20,9 +20,9 @@ import yaml
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / 'src' / 'hil_core'))
 
-from hil_core.iiwa_arm_sim import ArmSim  # noqa: E402
+from hil_core.iiwa.arm_sim import ArmSim  # noqa: E402
 from hil_core.space import reference  # noqa: E402
-from hil_core.plants.description import parse_ros2_control  # noqa: E402
+from hil_core.drives.plants.description import parse_ros2_control  # noqa: E402
 from hil_core.space.control import ControlGains  # noqa: E402
 from hil_core.space.model import FreeFloatingModel, euler_zyx_to_matrix  # noqa: E402
 from hil_core.space.plant import SpacePlant, SpacePlantNumpy  # noqa: E402

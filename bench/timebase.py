@@ -10,7 +10,7 @@ Scenarios (writer = the high-level loop, reader = the servo-side motion program)
 Cost: one high-level cycle (write one reference + ``step_frame``: its 4 servo points, the moves
 it starts with their segment points' IK, the B-spline) for the compiled ``TimeBaseEngine``
 (hexaslide IK inside the kernel; suffix ``_compiled``) and for the numpy oracle
-``NumpyTimeBaseEngine`` with the numpy IK (suffix ``_numpy``, the pipeline before compilation).
+``TimeBaseEngineNumpy`` with the numpy IK (suffix ``_numpy``, the pipeline before compilation).
 ``timebase_warm_up`` is the first-call cost in this process (numba cache load, or compilation
 when there is no cache); ``--cold`` also compiles the kernels in a subprocess with an empty
 cache (``timebase_cold_compile``).
@@ -28,8 +28,8 @@ import numpy as np
 sys.path.insert(0, 'src/hil_core')
 T_IMPORT = time.perf_counter()
 from hil_core.hexaslide import home_pose  # noqa: E402
-from hil_core.rotations import rotvec_to_quat  # noqa: E402
-from hil_core.timebase import (FaultSpec, NumpyTimeBaseEngine, TimeBaseConfig, TimeBaseEngine,  # noqa: E402
+from hil_core.maths.rotations import rotvec_to_quat  # noqa: E402
+from hil_core.timebase import (FaultSpec, TimeBaseEngineNumpy, TimeBaseConfig, TimeBaseEngine,  # noqa: E402
                                hexaslide_ik, simulate, warm_up, writer_events)
 
 T_IMPORT = time.perf_counter() - T_IMPORT
@@ -118,7 +118,7 @@ def main():
     print(f'timebase_warm_up: {warm_up():.3f} s')
     if '--cold' in sys.argv[1:]:
         print(f'timebase_cold_compile: {cold_compile_seconds():.2f} s')
-    for impl, cls, ik in (('compiled', TimeBaseEngine, IK), ('numpy', NumpyTimeBaseEngine, IK_NUMPY)):
+    for impl, cls, ik in (('compiled', TimeBaseEngine, IK), ('numpy', TimeBaseEngineNumpy, IK_NUMPY)):
         cycle, step = cost(cls, ik)
         print(f'timebase_cycle_{impl}_p50: {np.percentile(cycle, 50):.1f} us')
         print(f'timebase_cycle_{impl}_p99: {np.percentile(cycle, 99):.1f} us')

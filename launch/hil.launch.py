@@ -1,9 +1,9 @@
 """Lab launch file: `ros2 launch hil_nodes hil.launch.py system:=hexafloat mode:=mock|hardware`.
 
-A thin translation. hil_nodes.bringup.bringup_plan decides every process, its parameters,
+A thin translation. hil_nodes.bringup.plan.bringup_plan decides every process, its parameters,
 remappings and the start order -- the same function `hil run` uses, and
 test/unit/test_bringup_equivalence.py checks that both give the same nodes, parameters,
-remappings and order. hil_nodes.launch_plan.launch_entries turns the plan into plain dicts; this
+remappings and order. hil_nodes.bringup.launch_plan.launch_entries turns the plan into plain dicts; this
 file maps each dict onto one launch_ros action and nothing else (docs/lab.md lists the arguments
 and what was checked against launch_ros's source). With layout:=one_process (the default) it
 also writes the plan's parameter values to a params file for the one container process, as
@@ -21,8 +21,8 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import LifecycleNode, Node
 from launch_ros.substitutions import FindPackageShare
 
-from hil_nodes.bringup import bringup_plan, write_overrides
-from hil_nodes.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs, wants_layout, wants_rviz
+from hil_nodes.bringup.plan import bringup_plan, write_overrides
+from hil_nodes.bringup.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs, wants_layout, wants_rviz
 
 NODE_ACTIONS = {'Node': Node, 'LifecycleNode': LifecycleNode}
 NODE_KEYS = ('package', 'executable', 'name', 'namespace', 'parameters', 'remappings', 'arguments',

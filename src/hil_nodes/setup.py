@@ -25,11 +25,10 @@ package_name = 'hil_nodes'
 # `ros2 launch hil_nodes hil.launch.py`.
 
 # One console script per node module: `ros2 run hil_nodes <node>` on lab machines,
-# `python -m hil_nodes.<node>` here. Keep in sync with hil_nodes/*.py (test_layout checks it).
+# `python -m hil_nodes.<node>.node` here. Keep in sync with hil_nodes/<node>/node.py (test_layout checks it).
 NODES = [
     'admittance',
     'recorder',
-    'container',
     'supervisor',
     'kinematics',
     'ft_sensor',
@@ -56,7 +55,7 @@ setup(
     description='rclpy lifecycle nodes of hil_suite and the hil command.',
     license='Apache-2.0',
     entry_points={
-        'console_scripts': [f'{n} = hil_nodes.{n}:main' for n in NODES]
-        + ['hil = hil_nodes.cli.main:main'],
+        'console_scripts': [f'{n} = hil_nodes.{n}.node:main' for n in NODES]
+        + ['container = hil_nodes.runtime.container:main', 'hil = hil_nodes.cli.main:main'],
     },
 )

@@ -2,7 +2,7 @@ from setuptools import find_packages, setup
 
 package_name = 'hil_sim'
 
-# Mock hardware nodes: `ros2 run hil_sim <node>` / `python -m hil_sim.<node>`.
+# Mock hardware nodes: `ros2 run hil_sim <node>` / `python -m hil_sim.<node>.node`.
 NODES = [
     'mock_hardware',        # hexapod drives, iiwa, hybrid5: one node, the robot from its URDF
     'reference_source',
@@ -26,5 +26,5 @@ setup(
     maintainer_email='hil-suite@example.org',
     description='Mock hardware for CI.',
     license='Apache-2.0',
-    entry_points={'console_scripts': [f'{n} = hil_sim.{n}:main' for n in NODES]},
+    entry_points={'console_scripts': [f'{n} = hil_sim.{n}.node:main' for n in NODES]},
 )

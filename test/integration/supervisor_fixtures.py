@@ -9,7 +9,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.parameter import Parameter
 from std_srvs.srv import Trigger
 
-from hil_nodes.supervisor import SupervisorNode
+from hil_nodes.supervisor.node import SupervisorNode
 
 DUMMY_PATH = pathlib.Path(__file__).resolve().parents[1] / 'nodes' / 'dummy_managed.py'
 _spec = importlib.util.spec_from_file_location('dummy_managed', DUMMY_PATH)

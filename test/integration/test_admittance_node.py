@@ -11,8 +11,8 @@ from std_srvs.srv import Trigger
 
 from hil_core.admittance import LtiAdmittanceModel, matrices_from_frequency
 from hil_nodes import qos, topics
-from hil_nodes.admittance import AdmittanceNode
-from hil_nodes.convert import array_to_wrench, ns_to_stamp, pose_to_array, stamp_to_ns
+from hil_nodes.admittance.node import AdmittanceNode
+from hil_nodes.msgs.convert import array_to_wrench, ns_to_stamp, pose_to_array, stamp_to_ns
 from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 T = 0.0025
@@ -239,7 +239,7 @@ def test_lifecycle_and_refused_configuration(ros):
 def test_floater_model_and_entry_point(ros):
     import pathlib
     floater = str(pathlib.Path(__file__).resolve().parents[2] / 'config' / 'floater_example.yaml')
-    proc = ros.spawn('hil_nodes.admittance', ['-p', 'lockstep:=true', '-p', 'model:=floater',
+    proc = ros.spawn('hil_nodes.admittance.node', ['-p', 'lockstep:=true', '-p', 'model:=floater',
                                               '-p', f'floater_file:={floater}'])
     poses = ros.collect(PoseStamped, topics.ADMITTANCE_REFERENCE, SUB_RELIABLE)
     pub = ros.node.create_publisher(WrenchStamped, topics.FT_WRENCH, PUB_RELIABLE)

@@ -1,4 +1,4 @@
-"""rclpy resolves the bring-up plan's parameter sources as hil_nodes.bringup.effective_parameters
+"""rclpy resolves the bring-up plan's parameter sources as hil_nodes.bringup.plan.effective_parameters
 says: each hil node of a system, built by real rclpy from the `--ros-args` that `hil run` passes
 and from those launch_ros would pass (the node's files, then the plan's values in a file keyed by
 the node's full name), ends up with the same values -- including lockstep over
@@ -12,8 +12,8 @@ from rclpy.context import Context
 from rclpy.node import Node
 
 from conftest import next_domain_id
-from hil_nodes.bringup import bringup_plan, effective_parameters, process_commands, write_overrides
-from hil_nodes.launch_plan import launch_entries
+from hil_nodes.bringup.plan import bringup_plan, effective_parameters, process_commands, write_overrides
+from hil_nodes.bringup.launch_plan import launch_entries
 
 BUILTIN = {'use_sim_time', 'start_type_description_service'}
 

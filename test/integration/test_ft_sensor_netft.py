@@ -1,5 +1,5 @@
 """ft_sensor with source netft against the hil_sim Net F/T device over loopback UDP (real time),
-and the node run standalone as `python -m hil_nodes.ft_sensor` (mock source)."""
+and the node run standalone as `python -m hil_nodes.ft_sensor.node` (mock source)."""
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
@@ -9,11 +9,11 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 
 from hil_core.ft.netft_client import NetFTClient
-from hil_core.load_profiles import LoadProfile
+from hil_core.ft.load_profiles import LoadProfile
 from hil_nodes import topics
-from hil_nodes.convert import array_to_wrench, ns_to_stamp, stamp_to_ns, wrench_to_array
-from hil_nodes.ft_sensor import FtSensorNode
-from hil_sim.netft_device import NetFTDevice
+from hil_nodes.msgs.convert import array_to_wrench, ns_to_stamp, stamp_to_ns, wrench_to_array
+from hil_nodes.ft_sensor.node import FtSensorNode
+from hil_sim.netft_device.node import NetFTDevice
 from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 LOAD = [2.0, -1.0, 15.0, 0.2, -0.1, 0.05]
@@ -102,7 +102,7 @@ def test_corrupt_and_status_error_never_published(ros):
 
 
 def test_standalone_process_lifecycle(ros):
-    proc = ros.spawn('hil_nodes.ft_sensor', ['-p', 'source:=mock', '-p', 'lockstep:=true'])
+    proc = ros.spawn('hil_nodes.ft_sensor.node', ['-p', 'source:=mock', '-p', 'lockstep:=true'])
     ros.spin_until(lambda: '/ft_sensor/change_state' in dict(ros.node.get_service_names_and_types()),
                    timeout=30, what='ft_sensor process')
     assert ros.get_state('ft_sensor') == 'unconfigured'

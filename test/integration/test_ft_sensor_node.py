@@ -12,8 +12,8 @@ from scipy import signal
 from std_srvs.srv import Trigger
 
 from hil_nodes import topics
-from hil_nodes.convert import array_to_wrench, ns_to_stamp, stamp_to_ns, wrench_to_array
-from hil_nodes.ft_sensor import FtSensorNode
+from hil_nodes.msgs.convert import array_to_wrench, ns_to_stamp, stamp_to_ns, wrench_to_array
+from hil_nodes.ft_sensor.node import FtSensorNode
 from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 DT = 625_000
@@ -220,7 +220,7 @@ def test_refused_configuration_names_the_parameter(ros, tmp_path):
 
 def test_tcp_pose_gravity_compensation_and_base_axes(ros):
     from geometry_msgs.msg import PoseStamped
-    from hil_core import rotations
+    from hil_core.maths import rotations
     from hil_core.ft.signal_chain import gravity_wrench
     _ft(ros, use_tcp_pose=True, payload_mass=2.0, payload_cog=[0.0, 0.0, 0.1], output_frame='base')
     feed = Feed(ros)
@@ -256,7 +256,7 @@ def test_mock_ft_to_ft_sensor_lockstep_per_frame(ros):
     """The two nodes together: on each /clock tick t_k the wrench stamped t_k comes out, and it
     equals the offline chain applied to the seeded load profile."""
     from hil_core.ft.signal_chain import ChainConfig, SignalChain
-    from hil_sim.mock_ft import MockFtNode
+    from hil_sim.mock_ft.node import MockFtNode
     mock = ros.add_node(MockFtNode(context=ros.context, parameter_overrides=[
         Parameter('lockstep', value=True), Parameter('use_sim_time', value=True),
         Parameter('profile', value='pushes'), Parameter('push_rate', value=30.0), Parameter('seed', value=4)]))
@@ -302,7 +302,7 @@ def test_sim_source_reads_the_load_scenario_in_process(ros, tmp_path):
     import yaml
 
     from hil_core.ft.signal_chain import ChainConfig, SignalChain
-    from hil_core.load_profiles import load_scenario_file
+    from hil_core.ft.load_profiles import load_scenario_file
     path = tmp_path / 'load.yaml'
     path.write_text(yaml.safe_dump({'seed': 5, 'components': [
         {'type': 'impulses', 'axis': 0, 'amplitude': 30.0, 'start': 0.01, 'period': 1.0, 'count': 1, 'width': 0.03},

@@ -1,4 +1,4 @@
-"""hybrid5 over real DDS: mock drives (hil_sim.mock_hardware as config/systems/hybrid5.yaml builds it:
+"""hybrid5 over real DDS: mock drives (hil_sim.mock_hardware.node as config/systems/hybrid5.yaml builds it:
 hybrid5 plant, effort_controller; lockstep by arrival, /clock owned, refused commands end in the
 watchdog's controlled stop), the hybrid_controller (mode-aware via /hil/frame, events, bad input, lifecycle)
 and the kinematics node with ``robot: hybrid5``. The test plays the supervisor's frame gate."""
@@ -13,10 +13,10 @@ from std_msgs.msg import Float64MultiArray, Header
 from hil_core.hybrid5 import JOINT_NAMES, dynamics as dyn, kinematics as kin
 from hil_core.hybrid5.params import load_params
 from hil_nodes import qos, topics
-from hil_nodes.convert import stamp_to_ns
-from hil_nodes.hybrid_controller import HybridControllerNode
-from hil_nodes.kinematics import KinematicsNode
-from hil_sim.mock_hardware import system_mock
+from hil_nodes.msgs.convert import stamp_to_ns
+from hil_nodes.hybrid_controller.node import HybridControllerNode
+from hil_nodes.kinematics.node import KinematicsNode
+from hil_sim.mock_hardware.node import system_mock
 
 P = load_params()
 P0 = np.array([0.0, 0.0, 0.85])

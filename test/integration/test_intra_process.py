@@ -1,4 +1,4 @@
-"""hil_nodes.intra_process: delivery inside the one-process container, with real rclpy nodes.
+"""hil_nodes.runtime.intra_process: delivery inside the one-process container, with real rclpy nodes.
 
 What is asserted: a subscription of a topic published in the process is served by the bus (no
 DDS reader) in publish order, deferred until the publishing callback returned; it switches to a
@@ -23,9 +23,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message, serialize_message
 from std_msgs.msg import Header, String
 
-from hil_nodes import intra_process
-from hil_nodes.intra_process import BUS, REPLAY, IntraProcessBus, IntraPublisher, reader_count
-from hil_nodes.intra_process_node import IntraProcessNode
+from hil_nodes.runtime import intra_process
+from hil_nodes.runtime.intra_process import BUS, REPLAY, IntraProcessBus, IntraPublisher, reader_count
+from hil_nodes.runtime.intra_process_node import IntraProcessNode
 
 VOLATILE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -122,7 +122,7 @@ def test_raw_bytes_end_where_the_message_ends(ros, bus):
     """rclpy's serialize_message pads a JointState with empty fields past its end (the rmw's
     size estimate); the recorder's bytes must be the message's, which rosbags reads strictly."""
     from sensor_msgs.msg import JointState
-    from hil_nodes.bag import typestore
+    from hil_nodes.recorder.bag import typestore
     p, s = bus(name='p'), bus(name='s')
     raw = []
     s.create_subscription(JointState, '/js', raw.append, VOLATILE, raw=True)

@@ -14,9 +14,9 @@ from sensor_msgs.msg import JointState
 
 from hil_core.hexaslide import JOINT_NAMES as HEXA
 from hil_core.hybrid5 import JOINT_NAMES as HYB
-from hil_core.iiwa import JOINT_NAMES as IIWA
+from hil_core.iiwa.kinematics import JOINT_NAMES as IIWA
 from hil_nodes import qos, topics
-from hil_nodes.convert import ns_to_stamp
+from hil_nodes.msgs.convert import ns_to_stamp
 
 N = 120
 IIWA_Q0 = [-0.458149, 1.151219, 0.012566, 1.179319, -1.102175, -0.04468, 2.457249]
@@ -25,16 +25,16 @@ IIWA_Q0 = [-0.458149, 1.151219, 0.012566, 1.179319, -1.102175, -0.04468, 2.45724
 def _node(kind, ros, lockstep, tmp_path):
     p = [Parameter('lockstep', value=lockstep)]
     if kind == 'kinematics':
-        from hil_nodes.kinematics import KinematicsNode
+        from hil_nodes.kinematics.node import KinematicsNode
         return KinematicsNode(context=ros.context, parameter_overrides=p), list(HEXA), [0.0] * 6, '_on_joints'
     if kind == 'space_plant':
-        from hil_nodes.space_plant import SpacePlantNode
+        from hil_nodes.space_plant.node import SpacePlantNode
         return SpacePlantNode(context=ros.context, parameter_overrides=p), list(IIWA), IIWA_Q0, '_on_joints'
     if kind == 'hybrid_controller':
-        from hil_nodes.hybrid_controller import HybridControllerNode
+        from hil_nodes.hybrid_controller.node import HybridControllerNode
         return (HybridControllerNode(context=ros.context, parameter_overrides=p), list(HYB),
                 [1.0404, 1.0404, 1.0404, 0.0, 0.0], '_on_joints')
-    from hil_nodes.recorder import RecorderNode
+    from hil_nodes.recorder.node import RecorderNode
     p += [Parameter('bag_path', value=str(tmp_path / 'bag')), Parameter('topics', value=['/joint_states'])]
     return RecorderNode(context=ros.context, parameter_overrides=p), list(HEXA), [0.0] * 6, '_write'
 

@@ -16,8 +16,8 @@ from visualization_msgs.msg import MarkerArray
 
 from hil_core import hexaslide as hx
 from hil_nodes import qos, topics
-from hil_nodes.convert import array_to_pose, ns_to_stamp, pose_to_array, stamp_to_ns
-from hil_nodes.kinematics import KinematicsNode
+from hil_nodes.msgs.convert import array_to_pose, ns_to_stamp, pose_to_array, stamp_to_ns
+from hil_nodes.kinematics.node import KinematicsNode
 from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -228,7 +228,7 @@ def test_reactivation_never_publishes_a_pose_of_an_earlier_joint_state(ros):
 
 
 def test_iiwa14_flange_pose(ros):
-    iiwa = pytest.importorskip('hil_core.iiwa')
+    iiwa = pytest.importorskip('hil_core.iiwa.kinematics')
     rig = Rig(ros, robot='iiwa14')
     rig.up()
     kin = iiwa.IiwaKinematics.from_urdf()
@@ -261,7 +261,7 @@ def test_joint_states_of_the_mock_hexapod_give_the_commanded_pose(ros):
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from hil_sim.mock_hardware import system_mock
+    from hil_sim.mock_hardware.node import system_mock
     mock = ros.add_node(system_mock('hexafloat', dict(lockstep=True, time_scale=0.0), context=ros.context))
     rig = Rig(ros)
     states = ros.collect(JointState, topics.JOINT_STATES, SUB_RELIABLE)
@@ -300,9 +300,9 @@ def test_joint_states_of_the_mock_hexapod_give_the_commanded_pose(ros):
 
 
 def test_standalone_process_with_params_file(ros):
-    """`python -m hil_nodes.kinematics --ros-args --params-file config/kinematics.yaml`."""
+    """`python -m hil_nodes.kinematics.node --ros-args --params-file config/kinematics.yaml`."""
     poses = ros.collect(PoseStamped, topics.KINEMATICS_TCP_POSE, SUB_RELIABLE)
-    proc = ros.spawn('hil_nodes.kinematics', ['--params-file', str(ROOT / 'config' / 'kinematics.yaml')])
+    proc = ros.spawn('hil_nodes.kinematics.node', ['--params-file', str(ROOT / 'config' / 'kinematics.yaml')])
     ros.bring_up('kinematics', timeout=40)                  # waits for the process's services
     pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, PUB_RELIABLE)
     ros.wait_for_subscribers(topics.JOINT_STATES)

@@ -7,10 +7,10 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 
-from hil_core.load_profiles import LoadProfile
+from hil_core.ft.load_profiles import LoadProfile
 from hil_nodes import topics
-from hil_nodes.convert import ns_to_stamp, stamp_to_ns, wrench_to_array
-from hil_sim.mock_ft import MockFtNode
+from hil_nodes.msgs.convert import ns_to_stamp, stamp_to_ns, wrench_to_array
+from hil_sim.mock_ft.node import MockFtNode
 from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 FRAME_NS = 2_500_000

@@ -1,4 +1,4 @@
-"""hil_sim.mock_hardware over real DDS: the robot from the URDF's <ros2_control> block, the frame
+"""hil_sim.mock_hardware.node over real DDS: the robot from the URDF's <ros2_control> block, the frame
 cycle checked against GenericSystem's mirror plant, the stock controllers' acceptance rules
 (JTC and forward_command_controller) with refusals counted by layer, and the hardware-side
 watchdog's controlled stop (commands silent, only refused commands, supervisor heartbeat lost)
@@ -17,8 +17,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from hil_core.data_paths import config_file, urdf_file
 from hil_nodes import qos, topics
-from hil_nodes.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
-from hil_sim.mock_hardware import MockHardwareNode
+from hil_nodes.msgs.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
+from hil_sim.mock_hardware.node import MockHardwareNode
 
 T_NS, SUB = 2_500_000, 0.000625
 NAMES = [f'slider_{i}' for i in range(1, 7)]
@@ -69,7 +69,7 @@ class Rig:
 
 
 def _node(status):
-    """The node a status is from: its name is "<node>: <task>" (hil_core.status_names)."""
+    """The node a status is from: its name is "<node>: <task>" (hil_core.supervision.status_names)."""
     return status.name.split(': ')[0].strip('/')
 
 

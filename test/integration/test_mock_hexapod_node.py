@@ -1,4 +1,4 @@
-"""The hexafloat system's mock drives (hil_sim.mock_hardware as config/systems/hexafloat.yaml builds
+"""The hexafloat system's mock drives (hil_sim.mock_hardware.node as config/systems/hexafloat.yaml builds
 it: servo plant, hexapod_controller) over real DDS: lifecycle (spawned process), lockstep clock,
 late and bad commands, real-time pacing. The test process plays the controller."""
 import math
@@ -15,8 +15,8 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from hil_nodes import qos, topics
-from hil_nodes.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
-from hil_sim.mock_hardware import system_mock
+from hil_nodes.msgs.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
+from hil_sim.mock_hardware.node import system_mock
 
 NAMES = [f'slider_{i}' for i in range(1, 7)]
 T_NS = 2_500_000
@@ -82,7 +82,7 @@ class Rig:
 
 def test_lifecycle_via_change_state_including_refused_transitions(ros):
     config = pathlib.Path(__file__).resolve().parents[2] / 'config' / 'mock_hexapod.yaml'
-    proc = ros.spawn('hil_sim.mock_hardware', ['-r', '__node:=mock_hexapod', '--params-file', str(config),
+    proc = ros.spawn('hil_sim.mock_hardware.node', ['-r', '__node:=mock_hexapod', '--params-file', str(config),
                                               '-p', 'robot_description:=urdf/hexafloat_scaled.urdf',
                                               '-p', 'controller:=hexapod_controller', '-p', 'bandwidth:=900.0'])
     diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)

@@ -1,4 +1,4 @@
-"""The space-iiwa system's mock arm (hil_sim.mock_hardware as config/systems/space_iiwa.yaml builds
+"""The space-iiwa system's mock arm (hil_sim.mock_hardware.node as config/systems/space_iiwa.yaml builds
 it: iiwa plant, velocity_controller) over real DDS: lockstep pairing by arrival (1 ms frames,
 /clock owned), velocity tracking, refused commands end in a smooth watchdog stop, real-time mode
 advances without commands."""
@@ -10,8 +10,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from hil_nodes import qos, topics
-from hil_nodes.convert import stamp_to_ns
-from hil_sim.mock_hardware import system_mock
+from hil_nodes.msgs.convert import stamp_to_ns
+from hil_sim.mock_hardware.node import system_mock
 
 SEED_Q0 = [-0.458149, 1.151219, 0.012566, 1.179319, -1.102175, -0.04468, 2.457249]   # seed 002 (rad)
 

@@ -1,4 +1,4 @@
-"""The mock drives' own watchdog over DDS (hil_sim.hardware_watchdog in the hexafloat system's
+"""The mock drives' own watchdog over DDS (hil_sim.mock_hardware.watchdog in the hexafloat system's
 mock_hardware, lockstep, ``lockstep_late: brake`` by default):
 the test plays the controller, moving every slider at 0.1 m/s. When its commands stop, or when
 the supervisor (a real SupervisorNode here) dies while commands still flow, the mock brakes by
@@ -13,9 +13,9 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from hil_nodes import qos, topics
-from hil_nodes.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
-from hil_nodes.supervisor import SupervisorNode
-from hil_sim.mock_hardware import system_mock
+from hil_nodes.msgs.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
+from hil_nodes.supervisor.node import SupervisorNode
+from hil_sim.mock_hardware.node import system_mock
 
 NAMES = [f'slider_{i}' for i in range(1, 7)]
 T_NS, SUB = 2_500_000, 0.000625

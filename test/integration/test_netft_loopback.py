@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from hil_core.ft.netft_client import NetFTClient
-from hil_core.load_profiles import LoadProfile
-from hil_sim.netft_device import NetFTDevice
+from hil_core.ft.load_profiles import LoadProfile
+from hil_sim.netft_device.node import NetFTDevice
 
 
 def _drain(client, until, timeout=30.0):
@@ -104,7 +104,7 @@ def test_standalone_device_script():
     probe.bind(('127.0.0.1', 0))
     port = probe.getsockname()[1]
     probe.close()
-    proc = subprocess.Popen([sys.executable, '-m', 'hil_sim.netft_device', '--port', str(port), '--rate', '1000',
+    proc = subprocess.Popen([sys.executable, '-m', 'hil_sim.netft_device.node', '--port', str(port), '--rate', '1000',
                              '--drop', '0.05', '--seed', '1'], stdout=subprocess.PIPE, text=True)
     try:
         assert f':{port} at 1000 Hz' in proc.stdout.readline()

@@ -5,8 +5,8 @@ from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
 from std_msgs.msg import Header
 
-from hil_core.status_names import status_node
-from hil_nodes.base import REQUIRED, HilLifecycleNode, Param
+from hil_core.supervision.status_names import status_node
+from hil_nodes.framework.base import REQUIRED, HilLifecycleNode, Param
 
 
 class Demo(HilLifecycleNode):

@@ -6,7 +6,7 @@ name is a warning; good values in both files configure with the later one."""
 import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 
-from hil_core.status_names import status_node
+from hil_core.supervision.status_names import status_node
 from hil_nodes import topics
 from supervisor_fixtures import DUMMY_PATH
 
@@ -35,8 +35,8 @@ def test_int_for_a_double_in_either_file_order_is_refused_at_configure(ros, tmp_
     bad = _write(tmp_path, 'bad.yaml', {'bandwidth': 50})
     good = _write(tmp_path, 'good.yaml', {'bandwidth': 40.0})
     diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
-    procs = {'first': ros.spawn('hil_sim.mock_hardware', ['-r', '__node:=first', *_files(bad, good)]),
-             'second': ros.spawn('hil_sim.mock_hardware', ['-r', '__node:=second', *_files(good, bad)])}
+    procs = {'first': ros.spawn('hil_sim.mock_hardware.node', ['-r', '__node:=first', *_files(bad, good)]),
+             'second': ros.spawn('hil_sim.mock_hardware.node', ['-r', '__node:=second', *_files(good, bad)])}
     for name in procs:
         assert not ros.change_state(name, 'configure', timeout=60.0)
     for name, proc in procs.items():

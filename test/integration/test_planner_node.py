@@ -14,9 +14,9 @@ from visualization_msgs.msg import MarkerArray
 from hil_core.planner.config import Workspace
 from hil_core.planner.dof import pose_to_dof
 from hil_nodes import qos, topics
-from hil_nodes.convert import array_to_pose, ns_to_stamp, pose_to_array, stamp_to_ns
-from hil_nodes.planner import PlannerNode
-from hil_nodes.system import repo_root
+from hil_nodes.msgs.convert import array_to_pose, ns_to_stamp, pose_to_array, stamp_to_ns
+from hil_nodes.planner.node import PlannerNode
+from hil_nodes.bringup.system import repo_root
 from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 T_NS = 2_500_000

@@ -13,8 +13,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from hil_nodes import qos
-from hil_nodes.bag import message_counts, read_messages, recover_bag
-from hil_nodes.recorder import RecorderNode
+from hil_nodes.recorder.bag import message_counts, read_messages, recover_bag
+from hil_nodes.recorder.node import RecorderNode
 from rclpy.parameter import Parameter
 
 N = 200
@@ -111,7 +111,7 @@ def test_refuses_existing_bag_path_and_missing_path(ros, tmp_path):
 
 def _spawn_recording(ros, tmp_path, name):
     bag = tmp_path / name
-    proc = ros.spawn('hil_nodes.recorder', ros_args=['-p', f'bag_path:={bag}', '-p', 'topics:=[/joint_states]',
+    proc = ros.spawn('hil_nodes.recorder.node', ros_args=['-p', f'bag_path:={bag}', '-p', 'topics:=[/joint_states]',
                                                      '-p', 'checkpoint_period:=0.1', '-p', 'discovery_period:=0.05'])
     ros.bring_up('recorder', timeout=20)
     diags = ros.collect(DiagnosticArray, '/diagnostics', 100)
@@ -178,7 +178,7 @@ def test_checkpoint_steps_follow_the_trigger_topic_and_fall_back_to_the_timer(ro
 
 
 def test_a_process_exit_writes_what_the_drained_readers_still_hold(ros, tmp_path):
-    """SIGINT ends a recorder process without a deactivation (hil_nodes.runner calls
+    """SIGINT ends a recorder process without a deactivation (hil_nodes.runtime.runner calls
     ``process_exit``): messages received since the last drain are written before the bag closes."""
     bag = tmp_path / 'bag'
     js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(100))

@@ -4,8 +4,8 @@ from geometry_msgs.msg import PoseStamped
 from rclpy.parameter import Parameter
 
 from hil_core.fault_injection import ReferenceFaultInjector, ReferenceFaults
-from hil_nodes.convert import array_to_pose, ns_to_stamp, pose_to_array, stamp_to_ns
-from hil_sim.reference_faults import ReferenceFaultsNode
+from hil_nodes.msgs.convert import array_to_pose, ns_to_stamp, pose_to_array, stamp_to_ns
+from hil_sim.reference_faults.node import ReferenceFaultsNode
 from rosutil import PUB_RELIABLE, SUB_RELIABLE
 
 POSE = np.array([0.0, 0.0, 0.1543, 0.0, 0.0, 0.0, 1.0])

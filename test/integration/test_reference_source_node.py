@@ -9,11 +9,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory
 
-from hil_core.status_names import status_node
+from hil_core.supervision.status_names import status_node
 from hil_nodes import qos, topics
-from hil_nodes.convert import duration_to_sec, ns_to_stamp, stamp_to_ns
-from hil_sim.mock_hardware import system_mock
-from hil_sim.reference_source import ReferenceSourceNode
+from hil_nodes.msgs.convert import duration_to_sec, ns_to_stamp, stamp_to_ns
+from hil_sim.mock_hardware.node import system_mock
+from hil_sim.reference_source.node import ReferenceSourceNode
 
 T_NS = 2_500_000
 
@@ -146,7 +146,7 @@ def test_bad_parameter_refused_and_bad_joint_states_never_command_a_jump(ros):
     from trajectory_msgs.msg import JointTrajectory
     config = pathlib.Path(__file__).resolve().parents[2] / 'config' / 'reference_source.yaml'
     diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
-    ros.spawn('hil_sim.reference_source', ['--params-file', str(config), '-p', 'amplitudes:=[0.5,0.5,0.5,0.5,0.5,0.5]'])
+    ros.spawn('hil_sim.reference_source.node', ['--params-file', str(config), '-p', 'amplitudes:=[0.5,0.5,0.5,0.5,0.5,0.5]'])
     assert not ros.change_state('reference_source', 'configure', timeout=30)
     ros.spin_until(lambda: any('peak velocity' in st.message and status_node(st.name) == 'reference_source'
                                for arr in diag for st in arr.status), 10, 'refusal naming the cause')

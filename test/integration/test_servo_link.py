@@ -1,4 +1,4 @@
-"""hil_nodes.servo_link: hybrid5's law in the drives' loop (real time, one process).
+"""hil_nodes.runtime.servo_link: hybrid5's law in the drives' loop (real time, one process).
 
 The mock drives (config/systems/hybrid5.yaml, real-time frames of 25 steps) and the hybrid
 controller live in this test's process, as in the one-process container; the test calls the
@@ -16,9 +16,10 @@ from rclpy.parameter import Parameter
 from hil_core.hybrid5 import dynamics as dyn, kinematics as kin
 from hil_core.hybrid5.motion import Hybrid5Motion
 from hil_core.hybrid5.tracking import HybridController
-from hil_nodes import servo_link, topics
-from hil_nodes.hybrid_controller import HybridControllerNode
-from hil_sim.mock_hardware import system_mock
+from hil_nodes import topics
+from hil_nodes.runtime import servo_link
+from hil_nodes.hybrid_controller.node import HybridControllerNode
+from hil_sim.mock_hardware.node import system_mock
 
 RT = dict(lockstep=False, time_scale=1.0, frame_period=0.0025, substeps=25, watchdog=False)
 

@@ -67,8 +67,8 @@ def same_files(before: dict[str, int]) -> set[str]:
 
 
 def test_killed_process_files_removed_live_process_files_kept(ros):
-    dead = ros.spawn('hil_nodes.kinematics', ['-r', '__node:=shm_victim'])
-    live = ros.spawn('hil_nodes.kinematics', ['-r', '__node:=shm_survivor'])
+    dead = ros.spawn('hil_nodes.kinematics.node', ['-r', '__node:=shm_victim'])
+    live = ros.spawn('hil_nodes.kinematics.node', ['-r', '__node:=shm_survivor'])
     for name in ('shm_victim', 'shm_survivor'):
         ros.spin_until(lambda: f'/{name}/get_state' in dict(ros.node.get_service_names_and_types()),
                        timeout=40, what=f'{name} process')

@@ -1,4 +1,4 @@
-"""space_plant + the space-iiwa system's mock arm (hil_sim.mock_hardware, iiwa plant) over real DDS
+"""space_plant + the space-iiwa system's mock arm (hil_sim.mock_hardware.node, iiwa plant) over real DDS
 in lockstep (1 ms frames): the inertial EE converges
 with the PI law while the satellite moves; bad joint states fault to a smooth stop; lifecycle."""
 import numpy as np
@@ -9,11 +9,11 @@ from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 
-from hil_core.iiwa import JOINT_NAMES
+from hil_core.iiwa.kinematics import JOINT_NAMES
 from hil_nodes import qos, topics
-from hil_nodes.convert import ns_to_stamp
-from hil_nodes.space_plant import SpacePlantNode
-from hil_sim.mock_hardware import system_mock
+from hil_nodes.msgs.convert import ns_to_stamp
+from hil_nodes.space_plant.node import SpacePlantNode
+from hil_sim.mock_hardware.node import system_mock
 
 SEED_Q0 = [-0.458149, 1.151219, 0.012566, 1.179319, -1.102175, -0.04468, 2.457249]   # seed 002 (rad)
 # a 4 cm / 3 deg move from the seed's start so a short run converges (test budget)
@@ -60,7 +60,7 @@ def test_closed_loop_lockstep_converges_and_satellite_moves(ros):
     # seed 002 validation: forward dynamics driven by the recorded joint motion vs the HIL plant
     from hil_core.space import reference
     from hil_core.space.model import FreeFloatingModel
-    from hil_nodes.convert import pose_to_array, stamp_to_ns
+    from hil_nodes.msgs.convert import pose_to_array, stamp_to_ns
     by_t = {stamp_to_ns(m.header.stamp): np.array(m.position) for m in joints}
     hil = [(stamp_to_ns(o.header.stamp), pose_to_array(o.pose.pose)) for o in odom]
     hil = [(t, x) for t, x in hil if t in by_t and t > 0]
@@ -188,7 +188,7 @@ def test_follows_supervisor_modes(ros):
 
 
 def test_real_time_mode_reports_the_summary_values(ros):
-    # real time at pace 1 runs on the wall clock (no /clock, no sim time: hil_nodes.bringup)
+    # real time at pace 1 runs on the wall clock (no /clock, no sim time: hil_nodes.bringup.plan)
     ros.add_node(system_mock('space_iiwa', dict(lockstep=False, time_scale=1.0, status_period=0.2),
                              context=ros.context))
     ros.add_node(SpacePlantNode(context=ros.context, parameter_overrides=overrides(

@@ -12,7 +12,7 @@ from rosgraph_msgs.msg import Clock
 from std_msgs.msg import Header
 
 from hil_nodes import qos, topics
-from hil_nodes.process_exit import ProcessExitReporter
+from hil_nodes.runtime.process_exit import ProcessExitReporter
 from supervisor_fixtures import CALM, DUMMY_PATH, dummies, publish_event, stamp, supervisor, trigger, wait_mode
 
 

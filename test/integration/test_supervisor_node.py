@@ -17,8 +17,8 @@ from std_srvs.srv import Trigger
 from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
 
 from hil_nodes import qos, topics
-from hil_nodes.base import HilLifecycleNode
-from hil_nodes.supervisor import SupervisorNode
+from hil_nodes.framework.base import HilLifecycleNode
+from hil_nodes.supervisor.node import SupervisorNode
 from supervisor_fixtures import CALM, DummyManaged, dummies, publish_event, supervisor, trigger, wait_mode
 
 
@@ -210,12 +210,12 @@ CONFIG = pathlib.Path(__file__).resolve().parents[2] / 'config' / 'supervisor.ya
 
 
 def test_standalone_process_with_params_file(ros):
-    """`python -m hil_nodes.supervisor --ros-args --params-file config/supervisor.yaml`: the
+    """`python -m hil_nodes.supervisor.node --ros-args --params-file config/supervisor.yaml`: the
     runner's EventsExecutor drives bring-up and the (awaiting) shutdown service."""
     journal = []
     dummies(ros, ['a', 'b'], journal)
     diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 50)
-    proc = ros.spawn('hil_nodes.supervisor', ['--params-file', str(CONFIG), '-p', 'managed_nodes:=[a, b]',
+    proc = ros.spawn('hil_nodes.supervisor.node', ['--params-file', str(CONFIG), '-p', 'managed_nodes:=[a, b]',
                                               '-p', 'heartbeat_timeout_wall:=10.0', '-p', 'frame_period:=0.05'])
 
     def lifecycle():

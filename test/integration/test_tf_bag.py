@@ -15,10 +15,10 @@ from tf2_msgs.msg import TFMessage
 
 from hil_core import hexaslide as hx
 from hil_nodes import qos, topics
-from hil_nodes.bag import message_counts, read_messages
-from hil_nodes.convert import ns_to_stamp
-from hil_nodes.kinematics import KinematicsNode
-from hil_nodes.recorder import RecorderNode
+from hil_nodes.recorder.bag import message_counts, read_messages
+from hil_nodes.msgs.convert import ns_to_stamp
+from hil_nodes.kinematics.node import KinematicsNode
+from hil_nodes.recorder.node import RecorderNode
 
 TF_HASH = 'RIHS01_e369d0f05a23ae52508854b66f6aa0437f3449d652e8cbf22d5abe85d020f087'   # tf2_msgs/msg/TFMessage
 GEOM = hx.load_geometry('hexaslide_scaled')
@@ -115,10 +115,10 @@ def test_space_plant_tf_chain_ends_at_the_inertial_ee_pose(ros):
     from geometry_msgs.msg import PoseStamped
     from nav_msgs.msg import Odometry
 
-    from hil_core import tf_frames as tf
-    from hil_core.iiwa import JOINT_NAMES
-    from hil_nodes.convert import pose_to_array, stamp_to_ns
-    from hil_nodes.space_plant import SpacePlantNode
+    from hil_core.maths import tf_frames as tf
+    from hil_core.iiwa.kinematics import JOINT_NAMES
+    from hil_nodes.msgs.convert import pose_to_array, stamp_to_ns
+    from hil_nodes.space_plant.node import SpacePlantNode
     node = ros.add_node(SpacePlantNode(context=ros.context, parameter_overrides=[
         Parameter('lockstep', value=True), Parameter('tf_frames_rate', value=250.0)]))
     tfs = ros.collect(TFMessage, topics.TF, qos.tf())

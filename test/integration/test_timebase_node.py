@@ -11,11 +11,11 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from hil_core.hexaslide import home_pose
-from hil_core.rotations import rotvec_to_quat
+from hil_core.maths.rotations import rotvec_to_quat
 from hil_core.timebase import hexaslide_ik
 from hil_nodes import qos, topics
-from hil_nodes.convert import array_to_pose, duration_to_sec, ns_to_stamp, stamp_to_ns
-from hil_nodes.timebase import TimebaseNode
+from hil_nodes.msgs.convert import array_to_pose, duration_to_sec, ns_to_stamp, stamp_to_ns
+from hil_nodes.timebase.node import TimebaseNode
 
 T_NS = 2_500_000
 TS = 0.000625
@@ -194,7 +194,7 @@ def test_real_time_timer_commands_every_move(ros):
 
 
 def test_lockstep_with_the_mock_hexapod_follows_the_ik_of_the_references(ros):
-    from hil_sim.mock_hardware import system_mock
+    from hil_sim.mock_hardware.node import system_mock
     mock = ros.add_node(system_mock('hexafloat', dict(lockstep=True, time_scale=0.0, lockstep_timeout=5.0),
                                     context=ros.context))
     js = ros.collect(JointState, topics.JOINT_STATES, qos.joint_states(True, depth=1000))
@@ -240,11 +240,11 @@ def test_unreachable_reference_holds_with_an_error_and_no_jump(ros):
 
 
 def test_standalone_process_with_params_file(ros):
-    """`python -m hil_nodes.timebase --ros-args --params-file config/timebase.yaml`."""
+    """`python -m hil_nodes.timebase.node --ros-args --params-file config/timebase.yaml`."""
     import pathlib
     config = pathlib.Path(__file__).resolve().parents[2] / 'config' / 'timebase.yaml'
     out = ros.collect(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY, qos.command(depth=100))
-    proc = ros.spawn('hil_nodes.timebase', ['--params-file', str(config)])
+    proc = ros.spawn('hil_nodes.timebase.node', ['--params-file', str(config)])
     ros.bring_up('timebase', timeout=40)
     pub = ros.node.create_publisher(PoseStamped, topics.PLANNER_SAFE_REFERENCE, qos.stream(True, 100))
     ros.wait_for_subscribers(topics.PLANNER_SAFE_REFERENCE)

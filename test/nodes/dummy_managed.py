@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from hil_nodes.base import HilLifecycleNode, Param, ParameterError
-from hil_nodes.runner import main_for
+from hil_nodes.framework.base import HilLifecycleNode, Param, ParameterError
+from hil_nodes.runtime.runner import main_for
 
 
 class DummyManaged(HilLifecycleNode):

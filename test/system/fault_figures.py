@@ -23,7 +23,7 @@ import re
 import numpy as np
 from hil_core import data_paths
 from hil_core.planner.config import Workspace
-from hil_nodes.bag import read_messages
+from hil_nodes.recorder.bag import read_messages
 
 SHM_DIR = '/dev/shm'
 _FASTDDS = re.compile(r'(?:sem\.)?(?:fastdds|fastrtps)_')
@@ -102,7 +102,7 @@ def hard_limit_levels(positions, every: int = 1) -> np.ndarray:
     is h = hard_expansion (config/workspace_hexaslide_scaled.yaml, hil_core.planner)."""
     from hil_core import hexaslide as hx
     ws = workspace()
-    fk = hx.NumpyForwardKinematics(hx.load_geometry('hexaslide_scaled'))
+    fk = hx.ForwardKinematicsNumpy(hx.load_geometry('hexaslide_scaled'))
     levels = []
     for q in positions[::every]:
         res = fk.solve(q)

@@ -61,7 +61,7 @@ def domain_pids(domain: int) -> list[int]:
 
 def node_pid(domain: int, node: str) -> int | None:
     """The process hosting ``node`` on ``domain``: one process per node is started as
-    ``python -m <module> --ros-args -r __node:=<node> ...`` (hil_nodes.system.node_command)."""
+    ``python -m <module> --ros-args -r __node:=<node> ...`` (hil_nodes.bringup.system.node_command)."""
     for pid in domain_pids(domain):
         if f'__node:={node}' in _cmdline(pid):
             return pid

@@ -27,7 +27,7 @@ def joint_state_payloads(bag) -> list[tuple]:
     stamp. Before the first command the lockstep mock re-publishes t_0 every 0.1 s wall (so late
     subscribers can start): how many copies a bag holds depends on wall time, so repeats are
     checked to be exact copies and kept once."""
-    from hil_nodes.bag import read_messages
+    from hil_nodes.recorder.bag import read_messages
     out = []
     for _, _, msg in read_messages(bag, ['/joint_states']):
         item = ((msg.header.stamp.sec, msg.header.stamp.nanosec), tuple(msg.name),
@@ -42,7 +42,7 @@ def joint_state_payloads(bag) -> list[tuple]:
 def run_end_stamp(bag) -> tuple[int, int]:
     """Stamp of the `home_reached` event: the end of the run. After it the graph holds at home
     until `hil run` shuts it down, for a number of frames that depends on wall time."""
-    from hil_nodes.bag import read_messages
+    from hil_nodes.recorder.bag import read_messages
     for _, _, msg in read_messages(bag, ['/hil/events']):
         if any(st.name == 'home_reached' for st in msg.status):
             return (msg.header.stamp.sec, msg.header.stamp.nanosec)

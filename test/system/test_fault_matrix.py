@@ -9,7 +9,7 @@ Every row checks
 * no crossing of the hard limit (TCP from an independent forward kinematics of the recorded
   slider positions against config/workspace_hexaslide_scaled.yaml) nor of the slider stroke;
 * no process of the run left, no Fast DDS file of its (dead) processes left in /dev/shm;
-* a bag that opens (recovered with hil_nodes.bag.recover_bag when the recorder was killed).
+* a bag that opens (recovered with hil_nodes.recorder.bag.recover_bag when the recorder was killed).
 
 The node under test runs in a process of its own and the others share one container
 (`hil run --own-process NODE`): the same graph and the same lockstep, at half the CPU of one
@@ -40,8 +40,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from hil_core import data_paths
 from hil_nodes import qos, topics
-from hil_nodes.bag import read_messages, recover_bag
-from hil_nodes.convert import ns_to_stamp, sec_to_duration
+from hil_nodes.recorder.bag import read_messages, recover_bag
+from hil_nodes.msgs.convert import ns_to_stamp, sec_to_duration
 
 pytestmark = [pytest.mark.slow, pytest.mark.fault_matrix]
 
@@ -138,7 +138,7 @@ def _bad_inputs(node: str, sim: float) -> tuple[str, list[tuple]]:
 def _inject(watch: Watch, fault: str, node: str, domain: int) -> str:
     if fault == 'bad':
         # a reader of the input must have matched first: in the one-process container the topic
-        # has one only once the container saw the watch's publisher (hil_nodes.intra_process goes
+        # has one only once the container saw the watch's publisher (hil_nodes.runtime.intra_process goes
         # back to DDS for it), two discovery rounds on a loaded machine; stamped after that
         for msg_type, topic, qos_profile, _ in _bad_inputs(node, watch.sim)[1]:
             pub = watch.publisher(msg_type, topic, qos_profile)

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from hilrun import hil_run
 
-from hil_core.admittance.run_analysis import analyse_run
+from hil_core.transparency.run_analysis import analyse_run
 from hil_core.ft.filters import design_sos, group_delay_s
 from hil_core.planner.config import Workspace
 from hil_nodes.cli.report_cmd import admittance_model
 from hil_nodes.report.bagdata import load_run
-from hil_nodes.system import repo_root
+from hil_nodes.bringup.system import repo_root
 
 pytestmark = pytest.mark.slow
 FRAME = 0.0025

@@ -10,7 +10,7 @@ import pytest
 from conftest import next_domain_id
 from hilrun import hil_run, joint_state_payloads, processes_on_domain, run_end_stamp
 
-from hil_nodes.bag import message_counts
+from hil_nodes.recorder.bag import message_counts
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,7 @@ def two_runs(tmp_path_factory):
 
 def test_no_kernel_is_loaded_after_activation_in_either_layout(two_runs):
     """Every compiled kernel is compiled or loaded from numba's cache at configure: a load in a
-    run takes 2.5-9 ms in the thread of every node of its process (hil_nodes.kernel_loads)."""
+    run takes 2.5-9 ms in the thread of every node of its process (hil_nodes.runtime.kernel_loads)."""
     for code, summary, err, loads in two_runs:
         files = sorted(loads.glob('kernel_loads.*.txt'))
         assert len(files) >= (8 if summary.get('layout') == 'isolated' else 1), (summary.get('layout'), files)

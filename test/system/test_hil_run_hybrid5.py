@@ -6,7 +6,7 @@ import subprocess
 import pytest
 from hilrun import hil_run
 
-from hil_nodes.bag import message_counts, read_messages
+from hil_nodes.recorder.bag import message_counts, read_messages
 
 pytestmark = pytest.mark.slow
 
@@ -25,6 +25,6 @@ def test_hil_run_hybrid5_lockstep_records_and_tracks(tmp_path):
     events = [s.name for _, _, m in read_messages(summary['bag'], ['/hil/events']) for s in m.status]
     # 'homed' falls on the first frame (home = path start), possibly before the recorder matched
     assert events[-2:] == ['synchronized', 'home_reached'], events
-    out = subprocess.run(['pgrep', '-f', 'hil_nodes.container.*hybrid5|hil_sim.mock_hybrid5'],
+    out = subprocess.run(['pgrep', '-f', 'hil_nodes.runtime.container.*hybrid5|hil_sim.mock_hybrid5'],
                          capture_output=True, text=True)
     assert out.stdout.strip() == ''

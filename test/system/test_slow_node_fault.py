@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hilrun import hil_run
 
-from hil_nodes.bag import read_messages
+from hil_nodes.recorder.bag import read_messages
 
 pytestmark = pytest.mark.slow
 

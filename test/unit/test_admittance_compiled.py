@@ -1,4 +1,4 @@
-"""Compiled admittance step/outputs (admittance.compiled) against the numpy oracle (compiled=False).
+"""Compiled admittance step/outputs (admittance.lti_model_kernel) against the numpy oracle (compiled=False).
 
 Both run the same seeded wrench histories from the same state; the compiled kernel replaces
 BLAS products by loops, so the two agree to rounding, not bit for bit. The bound is relative
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hil_core.admittance import CumminsFloater, LtiAdmittanceModel, ideal_response, matrices_from_frequency
-from hil_core.admittance import compiled as ck
+from hil_core.admittance import lti_model_kernel as ck
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 T = 0.0025

@@ -2,8 +2,7 @@
 import numpy as np
 import pytest
 
-from hil_core.admittance import (find_impulses, fit_linear_phase, frf_h1, segment_starts,
-                                 transparency)
+from hil_core.transparency.frf import find_impulses, fit_linear_phase, frf_h1, segment_starts, transparency
 
 FS = 1600.0          # seed 000: 0.625 ms samples
 N_SEG = 7500         # seed 000: 7500-sample segments -> 0.2133 Hz resolution

@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
-from hil_core.admittance import (LtiAdmittanceModel, identify_modal, ideal_response,
-                                 matrices_from_frequency, matrices_from_mass)
+from hil_core.admittance import LtiAdmittanceModel, ideal_response, matrices_from_frequency, matrices_from_mass
+from hil_core.transparency.frf import identify_modal
 from hil_core.admittance import pose_offset
 
 T = 0.0025

@@ -1,10 +1,10 @@
-"""hil_nodes.bag.CheckpointWriter: its message records and packed message index write the same
+"""hil_nodes.recorder.bag.CheckpointWriter: its message records and packed message index write the same
 mcap file, byte for byte, and the same metadata as rosbags' own writing (the oracle), through
 checkpoints, chunks closed by size (CHUNK_BYTES) and the close; the bag reads back with every
 message, its metadata as YAML."""
 import pathlib
 
-from hil_nodes.bag import CheckpointWriter, message_counts, read_messages
+from hil_nodes.recorder.bag import CheckpointWriter, message_counts, read_messages
 
 TOPICS = {'/ft_sensor/wrench': 'geometry_msgs/msg/WrenchStamped', '/joint_states': 'sensor_msgs/msg/JointState',
           '/hil/mode': 'std_msgs/msg/String'}
@@ -16,7 +16,7 @@ def write(path: pathlib.Path, fast: bool) -> bytes:
     from sensor_msgs.msg import JointState
     from std_msgs.msg import String
 
-    from hil_nodes.cdr_encode import serialize_exact
+    from hil_nodes.msgs.cdr_encode import serialize_exact
     bag = CheckpointWriter(path, fast=fast)
     for topic, msgtype in TOPICS.items():
         bag.add_topic(topic, msgtype)

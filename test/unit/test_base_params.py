@@ -1,4 +1,4 @@
-"""Parameter types in every source (hil_nodes.param_sources, hil_nodes.base): scalars typed
+"""Parameter types in every source (hil_nodes.framework.param_sources, hil_nodes.framework.base): scalars typed
 exactly as rcl types them (rcl itself is the oracle), a wrong type in any params file and in
 any order refuses configure with one line naming node, parameter, expected type and value;
 a correct later value for a parameter is applied; unknown names are reported. rclpy nodes in
@@ -13,8 +13,8 @@ from rclpy.lifecycle import TransitionCallbackReturn
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from hil_nodes.base import HilLifecycleNode, Param
-from hil_nodes.param_sources import file_values, ros_arg_sources, type_problem, unknown_parameters
+from hil_nodes.framework.base import HilLifecycleNode, Param
+from hil_nodes.framework.param_sources import file_values, ros_arg_sources, type_problem, unknown_parameters
 
 
 class Typed(HilLifecycleNode):

@@ -1,6 +1,6 @@
 """`hil run` and `ros2 launch hil_nodes hil.launch.py` start the same thing (issue 16, item 1).
 
-Both translate hil_nodes.bringup.bringup_plan. Here each translation is read back the way its
+Both translate hil_nodes.bringup.plan.bringup_plan. Here each translation is read back the way its
 consumer reads it -- the command lines `hil run` starts (both layouts) with its params file, and
 the launch entries with the parameter file launch_ros writes for a dict (keyed by the node's full
 name when a namespace is given) -- and the nodes, their order, final parameters (params files
@@ -14,9 +14,9 @@ import sys
 import pytest
 import yaml
 
-from hil_nodes.bringup import bringup_plan, effective_parameters, process_commands, write_overrides
-from hil_nodes.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs
-from hil_nodes.system import SystemError_, load_system
+from hil_nodes.bringup.plan import bringup_plan, effective_parameters, process_commands, write_overrides
+from hil_nodes.bringup.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs
+from hil_nodes.bringup.system import SystemError_, load_system
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SYSTEMS = sorted(p.stem for p in (ROOT / 'config' / 'systems').glob('*.yaml'))
@@ -81,7 +81,8 @@ def launch_view(entries):
             out += _container_view([e['executable'], *e['arguments'], '--ros-args', *e['ros_arguments']])
             continue
         sources = [p if isinstance(p, str) else {'/' + e['name']: {'ros__parameters': p}} for p in e['parameters']]
-        out.append((e['name'], f"{e['package']}.{e['executable']}", effective_parameters(sources, e['name']),
+        # `ros2 run <package> <executable>` runs the console script of <package>/<executable>/node.py
+        out.append((e['name'], f"{e['package']}.{e['executable']}.node", effective_parameters(sources, e['name']),
                     [tuple(r) for r in e['remappings']]))
     return out
 
@@ -102,7 +103,7 @@ def test_launch_and_hil_run_give_the_same_nodes_parameters_remappings_and_order(
     # one process: the container's arguments, ROS arguments and environment are `hil run`'s
     [container] = [e for e in entries if e['executable'] == 'container']
     [(_, cmd, env)] = process_commands(plan, overrides, isolated=False)
-    assert cmd[:3] == [sys.executable, '-m', 'hil_nodes.container']
+    assert cmd[:3] == [sys.executable, '-m', 'hil_nodes.runtime.container']
     assert cmd[3:] == [*container['arguments'], '--ros-args', *container['ros_arguments']]
     assert container['additional_env'] == env and container['start_after'] == ''
     assert [e['name'] for e in entries if e['executable'] != 'container'] == sorted(lab, key=[
@@ -174,7 +175,7 @@ def test_hardware_values_netft_and_robot_address(tmp_path):
     mock = bringup_plan('hexafloat', mode='mock')
     # with the mock hardware the simulated sensor is read in-process (the system's mock_parameters)
     assert next(p for p in mock.processes if p.name == 'ft_sensor').parameters['source'] == 'sim'
-    from hil_nodes.bringup import with_robot_address
+    from hil_nodes.bringup.plan import with_robot_address
     urdf = '<robot><ros2_control><hardware><param name="robot_address">0.0.0.0</param></hardware></ros2_control></robot>'
     assert '<param name="robot_address">172.31.1.147</param>' in with_robot_address(urdf, '172.31.1.147')
     with pytest.raises(SystemError_, match='robot_address'):
@@ -210,7 +211,7 @@ def test_rt_reaches_every_hil_process_in_both_translations_with_priorities_by_ro
 
 
 def test_rt_rank_is_validated_and_a_priority_never_drops_below_1(tmp_path):
-    from hil_nodes import rt_setup
+    from hil_nodes.runtime import rt_setup
     assert rt_setup.ranked_env({'HIL_RT_PRIORITY': '3', 'HIL_RT_POLICY': 'rr'}, 10)['HIL_RT_PRIORITY'] == '1'
     assert rt_setup.ranked_env({}, 4) == {}                     # nothing asked, nothing added
     base = (pathlib.Path(__file__).parents[2] / 'config' / 'systems' / 'space_iiwa.yaml').read_text()
@@ -261,7 +262,7 @@ def test_scenario_nodes_and_values_reach_both_translations(tmp_path):
 def test_rt_policy_is_round_robin_unless_one_process_asks_for_fifo():
     """Equal-priority SCHED_FIFO processes never preempt each other: one process per node gets
     SCHED_RR (launch, hil run --isolated); one process may use FIFO."""
-    from hil_nodes import rt_setup
+    from hil_nodes.runtime import rt_setup
     assert bringup_plan('space_iiwa', rt=True).hil_nodes[0].env['HIL_RT_POLICY'] == 'rr'
     assert bringup_plan('space_iiwa', rt=True, rt_policy='fifo').hil_nodes[0].env['HIL_RT_POLICY'] == 'fifo'
     with pytest.raises(ValueError, match='policy'):
@@ -271,7 +272,7 @@ def test_rt_policy_is_round_robin_unless_one_process_asks_for_fifo():
 def test_launch_layout_argument(tmp_path):
     """layout:=one_process (the default, as `hil run`) asks for SCHED_FIFO with rt:=true, isolated
     for SCHED_RR (as `hil run --isolated`); an unknown layout or a missing params file is refused."""
-    from hil_nodes.launch_plan import wants_layout
+    from hil_nodes.bringup.launch_plan import wants_layout
     assert wants_layout({}) == 'one_process'
     assert plan_kwargs({})['rt_policy'] == 'fifo' and plan_kwargs({'layout': 'isolated'})['rt_policy'] == 'rr'
     with pytest.raises(SystemError_, match='layout'):
@@ -285,7 +286,7 @@ def test_launch_layout_argument(tmp_path):
 
 def test_realtime_parameters_apply_only_to_the_mock_in_real_time():
     """hybrid5's drives: 2.5 ms frames of 25 plant steps in real time (the controller's law in
-    their loop, hil_nodes.servo_link); one 100 us frame per control cycle in lockstep."""
+    their loop, hil_nodes.runtime.servo_link); one 100 us frame per control cycle in lockstep."""
     def mock(**kw):
         return next(p for p in bringup_plan('hybrid5', **kw).processes if p.name == 'mock_hybrid5').parameters
     rt, ls = mock(lockstep=False), mock(lockstep=True)

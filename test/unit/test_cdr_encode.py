@@ -1,4 +1,4 @@
-"""hil_nodes.cdr_encode against two independent serializers: rclpy's (rmw_fastrtps' CDR, read
+"""hil_nodes.msgs.cdr_encode against two independent serializers: rclpy's (rmw_fastrtps' CDR, read
 back with ``deserialize_message``) and rosbags' (the bytes, padding as zeros), over random
 contents, frame names and sequence lengths (empty ones included)."""
 import numpy as np
@@ -9,8 +9,8 @@ from sensor_msgs.msg import JointState
 from tf2_msgs.msg import TFMessage
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from hil_nodes.bag import typestore
-from hil_nodes.cdr_encode import encode, serialize_exact, serialize_trimmed
+from hil_nodes.recorder.bag import typestore
+from hil_nodes.msgs.cdr_encode import encode, serialize_exact, serialize_trimmed
 
 STORE = typestore()
 names = st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=0x24F), max_size=13)

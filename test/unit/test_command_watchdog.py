@@ -1,4 +1,4 @@
-"""Hardware-side watchdog (hil_core.command_watchdog): when it trips (commands stopped, the
+"""Hardware-side watchdog (hil_core.drives.command_watchdog): when it trips (commands stopped, the
 supervisor's heartbeat lost), that it stays tripped, and the braking profile's safety
 properties over random states (hypothesis): starts at the setpoint with its velocity, never
 exceeds the deceleration, never reverses, comes to rest and stays there; its knots reproduce
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_core.command_watchdog import (CommandWatchdog, WatchdogConfig, braking_knots, braking_profile,
+from hil_core.drives.command_watchdog import (CommandWatchdog, WatchdogConfig, braking_knots, braking_profile,
                                        stop_time)
 
 # command_timeout binary-exact, so that 'exactly at the timeout' is exact

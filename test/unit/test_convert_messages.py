@@ -1,4 +1,4 @@
-"""hil_nodes.convert message builders."""
+"""hil_nodes.msgs.convert message builders."""
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -8,7 +8,7 @@ def test_refilled_trajectory_messages_equal_freshly_built_ones():
     classes are slow to construct); every refill equals a message built from scratch."""
     import numpy as np
 
-    from hil_nodes.convert import TrajectoryMessages, joint_trajectory
+    from hil_nodes.msgs.convert import TrajectoryMessages, joint_trajectory
     rng = np.random.default_rng(3)
     names = [f'slider_{i}' for i in range(1, 7)]
     writer = TrajectoryMessages(names, 0.000625)
@@ -29,7 +29,7 @@ def test_joint_positions_in_any_order_equal_a_lookup_by_name(order, values, dupl
 
     from sensor_msgs.msg import JointState
 
-    from hil_nodes.convert import joint_positions
+    from hil_nodes.msgs.convert import joint_positions
     names = list(order)
     if duplicate:
         names[-1] = names[0]

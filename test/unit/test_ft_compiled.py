@@ -1,4 +1,4 @@
-"""Compiled F/T chain (SignalChain, ft.compiled_chain) against the numpy oracle (SignalChainNumpy).
+"""Compiled F/T chain (SignalChain, ft.signal_chain_kernel) against the numpy oracle (SignalChainNumpy).
 
 Both get the same seeded streams: realistic wrenches (pushes, noise, mains hum) with every kind
 of bad sample injected (NaN, saturation, spikes, persistent steps, status-flagged samples,
@@ -11,9 +11,9 @@ different but exact-to-rounding evaluation).
 import numpy as np
 import pytest
 
-from hil_core import rotations
+from hil_core.maths import rotations
 from hil_core.ft import signal_chain as sc
-from hil_core.load_profiles import LoadProfile
+from hil_core.ft.load_profiles import LoadProfile
 
 DT_NS = 625_000
 RTOL = 1e-12

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import signal
 
-from hil_core import rotations
+from hil_core.maths import rotations
 from hil_core.ft import signal_chain as sc
 from hil_core.ft.filters import StreamFilter, design_sos, group_delay_s
 

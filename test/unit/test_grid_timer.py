@@ -1,4 +1,4 @@
-"""Real-time timers start on the frame grid (hil_nodes.grid_timer): the F/T source reads each
+"""Real-time timers start on the frame grid (hil_nodes.runtime.grid_timer): the F/T source reads each
 publish-grid instant just after it, and the mock drives integrate and publish the frame that just
 ended just after the instant its joint state is stamped with, whatever the phase of activation.
 A timer at a random phase made the F/T sample of instant t reach the time base after it had moved
@@ -10,8 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from hil_nodes import ft_sources, grid_timer
-from hil_sim import mock_hardware
+from hil_nodes.ft_sensor import sources as ft_sources
+from hil_nodes.runtime import grid_timer
+from hil_sim.mock_hardware import node as mock_hardware
 
 PERIOD = 2_500_000
 NOWS = [1_000_000_000, 1_000_000_001, 1_002_499_999, 1_001_300_000, 1_000_200_000]

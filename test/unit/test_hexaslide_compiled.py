@@ -21,7 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hil_core import hexaslide as hx
-from hil_core.hexaslide import compiled_ik, fk_kernel, jit
+from hil_core.hexaslide import inverse_kernel
+from hil_core.hexaslide import forward_kernel
+from hil_core.maths import jit
 
 TOL = 1e-12
 GEOMS = {name: hx.load_geometry(name) for name in hx.ROBOTS}
@@ -102,7 +104,7 @@ def assert_fk_same_outcome(a, b):
 
 
 def pair(geom, **opts):
-    return hx.NumpyForwardKinematics(geom, **opts), hx.ForwardKinematics(geom, **opts)
+    return hx.ForwardKinematicsNumpy(geom, **opts), hx.ForwardKinematics(geom, **opts)
 
 
 VARIANTS = [dict(method='newton'), dict(method='newton', predict=True), dict(method='newton', chord=False),
@@ -195,8 +197,8 @@ def _sources_hash(*modules):
 def test_cache_is_stamped_with_the_kernel_sources():
     """numba alone would reuse a cached kernel after an edit of a file it inlines."""
     assert not jit.CACHE_FALLBACKS
-    assert jit.cache_stamp(fk_kernel.solve)[1] == _sources_hash(jit, fk_kernel)
-    assert jit.cache_stamp(compiled_ik.ik_batch)[1] == _sources_hash(jit, compiled_ik)
+    assert jit.cache_stamp(forward_kernel.solve)[1] == _sources_hash(jit, forward_kernel)
+    assert jit.cache_stamp(inverse_kernel.ik_batch)[1] == _sources_hash(jit, inverse_kernel)
 
 
 def test_without_a_writable_cache_the_kernels_compile_in_memory(tmp_path):
@@ -207,12 +209,12 @@ def test_without_a_writable_cache_the_kernels_compile_in_memory(tmp_path):
                NUMBA_CACHE_DIR=str(blocker / 'cache'))
     code = ('import numpy as np\n'
             'from hil_core import hexaslide as hx\n'
-            'from hil_core.hexaslide import jit\n'
+            'from hil_core.maths import jit\n'
             'g = hx.load_geometry("hexaslide_scaled")\n'
             'p = hx.random_poses(g, 50, rng=3)\n'
             'a, b = hx.inverse_kinematics(g, p), hx.inverse_kinematics_numpy(g, p)\n'
             'assert np.abs(a.q - b.q).max() <= 1e-12 and (a.reason == b.reason).all()\n'
-            'assert jit.cache_stamp(hx.compiled_ik.ik_batch) is None\n'
+            'assert jit.cache_stamp(hx.inverse_kernel.ik_batch) is None\n'
             'print(len(jit.CACHE_FALLBACKS))\n')
     out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from hil_core import hexaslide as hx
-from hil_core.rotations import quat_multiply, quat_conjugate, quat_to_rotvec
+from hil_core.maths.rotations import quat_multiply, quat_conjugate, quat_to_rotvec
 
 GEOM = hx.load_geometry('hexaslide_scaled')
 METHODS = ('newton', 'jfmd')

@@ -5,7 +5,7 @@ from scipy.spatial.transform import Rotation
 
 from hil_core import hexaslide as hx
 from hil_core.hexaslide import geometry as gm
-from hil_core.rotations import quat_multiply, rotvec_to_quat
+from hil_core.maths.rotations import quat_multiply, rotvec_to_quat
 
 GEOM = hx.load_geometry('hexaslide_scaled')
 

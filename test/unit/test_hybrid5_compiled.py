@@ -1,4 +1,4 @@
-"""Compiled hybrid5 cycle (hybrid5.compiled) against the Python oracle (compiled=False).
+"""Compiled hybrid5 cycle (hybrid5.tracking_kernel) against the Python oracle (compiled=False).
 
 Bounds: the compiled code does the oracle's float64 operations in the same order, except
 that libm's sin/cos/pow may differ from numpy's vectorised ones or from sqrt by one ulp. So
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hil_core.hybrid5 import compiled as ck
+from hil_core.hybrid5 import tracking_kernel as ck
 from hil_core.hybrid5 import kinematics as kin
 from hil_core.hybrid5.gcode import parse, parse_file
 from hil_core.hybrid5.motion import _Cartesian

@@ -1,14 +1,15 @@
-"""The compiled plant step of the hybrid robot (hil_core.hybrid5.compiled_plant) against its oracle,
+"""The compiled plant step of the hybrid robot (hil_core.hybrid5.dynamics_kernel) against its oracle,
 ``dynamics.Plant`` on Python floats (compiled=False): the same accelerations over random states and
 efforts, and the same trajectory step by step."""
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from hil_core.hybrid5 import compiled_plant, dynamics
+from hil_core.hybrid5 import dynamics
+from hil_core.hybrid5 import dynamics_kernel
 from hil_core.hybrid5.params import load_params
 
 PRM = load_params(None)
-C = compiled_plant.plant_constants(PRM)
+C = dynamics_kernel.plant_constants(PRM)
 
 
 def _f(lo, hi):
@@ -24,7 +25,7 @@ def test_compiled_accelerations_equal_the_python_ones(p, v, theta, omega, F, tau
     plant.v[:], plant.omega[:] = v, omega
     a, eps = plant.accelerations(F, tau)
     out = np.empty(5)
-    compiled_plant.accelerations(C, plant.p, plant.v, plant.theta, plant.omega, np.array(F), np.array(tau), out)
+    dynamics_kernel.accelerations(C, plant.p, plant.v, plant.theta, plant.omega, np.array(F), np.array(tau), out)
     np.testing.assert_allclose(out[:3], a, rtol=1e-11, atol=1e-9)
     np.testing.assert_allclose(out[3:], eps, rtol=1e-11, atol=1e-9)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from hil_core.iiwa_arm_sim import ArmSim, ArmSimParams
+from hil_core.iiwa.arm_sim import ArmSim, ArmSimParams
 
 Q0 = np.radians([-26.25, 65.96, 0.72, 67.57, -63.15, -2.56, 140.79])
 

@@ -3,8 +3,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from hil_core.iiwa import JOINT_NAMES, IiwaKinematics, dh_forward
-from hil_core.rotations import quat_to_matrix
+from hil_core.iiwa.kinematics import JOINT_NAMES, IiwaKinematics, dh_forward
+from hil_core.maths.rotations import quat_to_matrix
 
 
 @pytest.fixture(scope='module')

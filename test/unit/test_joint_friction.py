@@ -9,7 +9,7 @@ pre-sliding displacement within 5 % of its peak (the loop is micro-radians wide)
 import numpy as np
 import pytest
 
-from hil_core.joint_friction import FrictionParams, JointFriction
+from hil_core.drives.joint_friction import FrictionParams, JointFriction
 
 PARAMS = dict(fc=1.0, fs=1.5, vs=0.01, sigma0=1e4, sigma1=50.0, sigma2=0.4)
 

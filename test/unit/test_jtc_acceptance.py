@@ -1,4 +1,4 @@
-"""hil_core.joint_trajectory: the Kilted JTC acceptance rules, one test per rule, and the guard.
+"""hil_core.drives.joint_trajectory: the Kilted JTC acceptance rules, one test per rule, and the guard.
 
 Expected outcomes are the rules of ``validate_trajectory_msg`` (ros2_controllers ``kilted``) as
 read from its source (STYLE.md section 2 table; docs/lab_ros2_control.md): each test builds a
@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from hil_core.joint_trajectory import (FLOAT_EPSILON, JTC_REASONS, JtcSettings, Point, Trajectory,
+from hil_core.drives.joint_trajectory import (FLOAT_EPSILON, JTC_REASONS, JtcSettings, Point, Trajectory,
                                        guard_trajectory, jtc_validate, to_controller_order)
 
 J = ('slider_1', 'slider_2', 'slider_3')
@@ -166,7 +166,7 @@ def test_controller_order_sorts_and_fills_partial_goals():
 
 def test_a_message_converts_exactly():
     """convert.trajectory_from_msg (what a node or a bag check feeds to jtc_validate)."""
-    from hil_nodes.convert import joint_trajectory, trajectory_from_msg
+    from hil_nodes.msgs.convert import joint_trajectory, trajectory_from_msg
     msg = joint_trajectory(J, 49 * MS + 7, [0.000625, 0.00125], [[1, 2, 3], [4, 5, 6]], [[0, 0, 0], [0.5, 0, 0]])
     t = trajectory_from_msg(msg)
     assert t == Trajectory(J, (Point(625_000, (1.0, 2.0, 3.0), (0.0, 0.0, 0.0)),

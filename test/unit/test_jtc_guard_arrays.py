@@ -1,4 +1,4 @@
-"""The whole-array guard and reorder of hil_core.joint_trajectory against their per-point oracles.
+"""The whole-array guard and reorder of hil_core.drives.joint_trajectory against their per-point oracles.
 
 ``guard_trajectory`` decides acceptance on whole arrays and hands anything refusable to
 ``guard_trajectory_per_point``: over random trajectories (limits crossed, NaN/inf in any field,
@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_core.joint_trajectory import (Point, Trajectory, guard_trajectory, guard_trajectory_per_point,
+from hil_core.drives.joint_trajectory import (Point, Trajectory, guard_trajectory, guard_trajectory_per_point,
                                        to_controller_order)
 
 JOINTS = ('j1', 'j2', 'j3', 'j4')

@@ -8,7 +8,7 @@ setpoints; the messages are built in the two agreed formats (docs/lab_ros2_contr
   by frame k+1's (the engine runs one frame ahead).
 
 Each message is received ``delay`` after its stamp by :class:`JtcLoop` (the controller's
-acceptance at receipt + its update loop, hil_core.jtc_sampling). The reference is the servo
+acceptance at receipt + its update loop, hil_core.drives.jtc_sampling). The reference is the servo
 setpoint stream itself: the setpoints at their servo times, cubic Hermite between them
 (what the mock drive follows, ``sample_knots``). Every message must pass the acceptance with
 config/controllers.yaml's settings at its receipt time.
@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from hil_core.hexaslide import JOINT_NAMES, load_geometry
-from hil_core.joint_trajectory import JtcSettings, Trajectory, jtc_validate, sample_knots
-from hil_core.jtc_sampling import JtcLoop, State
+from hil_core.drives.joint_trajectory import JtcSettings, Trajectory, jtc_validate, sample_knots
+from hil_core.drives.jtc_sampling import JtcLoop, State
 from hil_core.timebase import TimeBaseConfig, TimeBaseEngine, hexaslide_ik
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

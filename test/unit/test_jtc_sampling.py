@@ -1,4 +1,4 @@
-"""hil_core.jtc_sampling: the JTC's interpolation and update loop against independent references.
+"""hil_core.drives.jtc_sampling: the JTC's interpolation and update loop against independent references.
 
 References: scipy's CubicHermiteSpline (cubic), the quintic through six boundary conditions
 solved with numpy.linalg.solve, plain line equations (linear), and the semantics read from
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.interpolate import CubicHermiteSpline
 
-from hil_core.joint_trajectory import JtcSettings, Trajectory
-from hil_core.jtc_sampling import JtcLoop, SampledTrajectory, State, interpolate
+from hil_core.drives.joint_trajectory import JtcSettings, Trajectory
+from hil_core.drives.jtc_sampling import JtcLoop, SampledTrajectory, State, interpolate
 
 MS = 1_000_000
 rng = np.random.default_rng(3)

@@ -1,4 +1,4 @@
-"""The kinematics node's FK stream (hil_nodes.kinematics_robots._Hexaslide.fk) does not depend on how
+"""The kinematics node's FK stream (hil_nodes.kinematics.robots._Hexaslide.fk) does not depend on how
 many samples it got while the robot stood still: the warm-started Newton iteration moves by an
 ulp or so at each solve of the same displacements, so a lockstep run and its isolated twin
 (whose kinematics node was activated after a different number of samples at rest) could differ
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hil_core import hexaslide as hx
-from hil_nodes.kinematics_robots import _Hexaslide
+from hil_nodes.kinematics.robots import _Hexaslide
 
 PARAMS = SimpleNamespace(robot='hexaslide_scaled', geometry_file='', fk_method='newton', fk_tolerance=1e-9,
                          fk_max_iterations=50, fk_predict=True)

@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from hil_core.data_paths import data_root
-from hil_nodes.bringup import bringup_plan
-from hil_nodes.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs
+from hil_nodes.bringup.plan import bringup_plan
+from hil_nodes.bringup.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # keyword arguments of launch.actions.ExecuteProcess that Node passes on (execute_process.py)

@@ -27,7 +27,7 @@ def test_every_console_script_has_a_module_with_main():
         setup = (ROOT / 'src' / pkg / 'setup.py').read_text()
         names = re.search(r'NODES = \[(.*?)\]', setup, re.S).group(1)
         for name in re.findall(r"'(\w+)'", names):
-            module = ROOT / 'src' / pkg / pkg / f'{name}.py'
+            module = ROOT / 'src' / pkg / pkg / name / 'node.py'
             assert module.exists(), f'{pkg} lists console script {name} but {module} is missing'
             assert re.search(r'^def main|^main = ', module.read_text(), re.M), f'{module} has no main'
 

@@ -6,9 +6,9 @@ from lifecycle_msgs.msg import State
 from lifecycle_msgs.srv import ChangeState, GetState
 from rclpy.task import Future
 
-import hil_nodes.lifecycle_driver as driver_mod
-from hil_core.lifecycle_plan import Step, bring_up_plan
-from hil_nodes.lifecycle_driver import LifecycleDriver
+import hil_nodes.framework.lifecycle_driver as driver_mod
+from hil_core.supervision.lifecycle_plan import Step, bring_up_plan
+from hil_nodes.framework.lifecycle_driver import LifecycleDriver
 
 ID_TO_NAME = {v: k for k, v in driver_mod.TRANSITION_IDS.items()}
 

@@ -1,13 +1,13 @@
-"""Liveness in two clocks (hil_core.liveness) and the lifecycle transition order
-(hil_core.lifecycle_plan): deaths caught in sim time and in wall time, bad clock input."""
+"""Liveness in two clocks (hil_core.supervision.liveness) and the lifecycle transition order
+(hil_core.supervision.lifecycle_plan): deaths caught in sim time and in wall time, bad clock input."""
 import math
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_core.lifecycle_plan import Step, bring_up_plan, check_node_list, shutdown_plan
-from hil_core.liveness import LivenessMonitor
+from hil_core.supervision.lifecycle_plan import Step, bring_up_plan, check_node_list, shutdown_plan
+from hil_core.supervision.liveness import LivenessMonitor
 
 SIM, WALL = 0.5, 1.0
 

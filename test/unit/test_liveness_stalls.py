@@ -1,8 +1,8 @@
-"""Stalls in hil_core.liveness (issue 17, "Dead and stalled nodes"): a node that comes back after
+"""Stalls in hil_core.supervision.liveness (issue 17, "Dead and stalled nodes"): a node that comes back after
 a wall gap longer than stall_wall, while the watcher kept checking, stalled (a SIGSTOP of 1 s was
 a clean run before); gaps of the watcher's own, before the bring-up, shorter than the limit or
 ending in a death are not stalls."""
-from hil_core.liveness import LivenessMonitor
+from hil_core.supervision.liveness import LivenessMonitor
 
 STALL = 0.75
 CHECK = 0.02      # the supervisor's liveness_period

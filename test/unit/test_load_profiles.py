@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from hil_core.ft import replay
-from hil_core.load_profiles import GridSampler, LoadProfile, hashed_normal, sample_stamps_between
+from hil_core.ft.load_profiles import GridSampler, LoadProfile, hashed_normal, sample_stamps_between
 
 ALL = [{'type': 'constant', 'wrench': [0, 0, -5, 0, 0, 0]},
        {'type': 'impulses', 'axis': 0, 'amplitude': 50.0, 'start': 0.5, 'period': 1.0, 'count': 4, 'width': 0.02},

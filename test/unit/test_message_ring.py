@@ -1,4 +1,4 @@
-"""hil_nodes.message_ring: a refilled message equals the one the converters build, and a ring
+"""hil_nodes.msgs.message_ring: a refilled message equals the one the converters build, and a ring
 hands a message out again only ``depth`` publishes later (a published message belongs to its
 subscribers until then)."""
 import numpy as np
@@ -6,8 +6,8 @@ import pytest
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from hypothesis import given, settings, strategies as st
 
-from hil_nodes import convert
-from hil_nodes.message_ring import MessageRing, fill_pose_stamped, fill_wrench_stamped
+from hil_nodes.msgs import convert
+from hil_nodes.msgs.message_ring import MessageRing, fill_pose_stamped, fill_wrench_stamped
 
 finite = st.floats(-1e6, 1e6, allow_nan=False)
 stamps = st.integers(0, 2**40)

@@ -1,4 +1,4 @@
-"""hil_core.plants.controllers: the emulated JTC and forward_command_controller in front of a
+"""hil_core.drives.plants.controllers: the emulated JTC and forward_command_controller in front of a
 plant refuse what the stock controller refuses (layer 'controller', the rule's reason), then what
 the guard refuses (layer 'guard'), map the controller's joint order to the hardware's, and write
 what the plant integrates. Rule tables: STYLE.md section 2 (Kilted)."""
@@ -10,10 +10,10 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from hil_core.data_paths import config_file, urdf_file
-from hil_core.joint_trajectory import Trajectory
-from hil_core.joint_trajectory_legacy import sample_knots
-from hil_core.plants.controllers import ForwardCommand, TrajectoryFollower, controller_spec
-from hil_core.plants.description import parse_ros2_control
+from hil_core.drives.joint_trajectory import Trajectory
+from hil_core.drives.joint_trajectory_legacy import sample_knots
+from hil_core.drives.plants.controllers import ForwardCommand, TrajectoryFollower, controller_spec
+from hil_core.drives.plants.description import parse_ros2_control
 
 CONTROLLERS = yaml.safe_load(config_file('controllers.yaml').read_text())
 HEXA = parse_ros2_control(urdf_file('hexafloat_scaled.urdf').read_text())

@@ -1,13 +1,13 @@
 """HIL mode machine (seed 000 section 5): every request and event in every mode.
 
 The expected tables below are written out by hand from the issue's flow, independently of
-``hil_core.modes``' own tables, so a wrong entry there fails here.
+``hil_core.supervision.modes``' own tables, so a wrong entry there fails here.
 """
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_core.modes import Event, HilMode, ModeMachine, Request
+from hil_core.supervision.modes import Event, HilMode, ModeMachine, Request
 
 M = HilMode
 ALL_MODES = list(HilMode)

@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 
 import yaml
 
-from hil_nodes.bringup import bringup_plan
-from hil_nodes.system import load_system
+from hil_nodes.bringup.plan import bringup_plan
+from hil_nodes.bringup.system import load_system
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGES = ('hil_core', 'hil_nodes', 'hil_sim')

@@ -1,4 +1,4 @@
-"""hil_core.plants.plain_trajectory: the drives' fast acceptance decides a plain trajectory on
+"""hil_core.drives.plants.plain_trajectory: the drives' fast acceptance decides a plain trajectory on
 whole arrays exactly as the full check (JTC rules, guard, reordering) would, and leaves
 everything else to it.
 
@@ -17,10 +17,10 @@ import yaml
 from hypothesis import example, given, settings, strategies as st
 
 from hil_core.data_paths import config_file, urdf_file
-from hil_core.joint_trajectory import Point, Trajectory
-from hil_core.plants.controllers import TrajectoryFollower, controller_spec
-from hil_core.plants.description import HardwareInfo, parse_ros2_control
-from hil_core.plants.plain_trajectory import plain_from_trajectory
+from hil_core.drives.joint_trajectory import Point, Trajectory
+from hil_core.drives.plants.controllers import TrajectoryFollower, controller_spec
+from hil_core.drives.plants.description import HardwareInfo, parse_ros2_control
+from hil_core.drives.plants.plain_trajectory import plain_from_trajectory
 
 CONTROLLERS = yaml.safe_load(config_file('controllers.yaml').read_text())
 HEXA = parse_ros2_control(urdf_file('hexafloat_scaled.urdf').read_text())
@@ -141,7 +141,7 @@ def test_the_message_reader_gives_what_the_trajectory_reader_gives(traj):
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from hil_nodes.convert import ns_to_stamp, plain_trajectory_from_msg, trajectory_from_msg
+    from hil_nodes.msgs.convert import ns_to_stamp, plain_trajectory_from_msg, trajectory_from_msg
     msg = JointTrajectory(joint_names=list(traj.joint_names))
     msg.header.stamp = ns_to_stamp(traj.stamp_ns)
     for p in traj.points:

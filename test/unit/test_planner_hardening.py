@@ -3,10 +3,10 @@ before the hardening and passes now (the invariants are in test_planner_invarian
 import numpy as np
 import pytest
 
-from hil_core.modes import HilMode
+from hil_core.supervision.modes import HilMode
 from hil_core.planner.config import PlannerConfig
 from hil_core.planner.trajectory_planner import TrajectoryPlanner
-from hil_core.rotations import quat_to_rpy, rpy_to_quat
+from hil_core.maths.rotations import quat_to_rpy, rpy_to_quat
 from test_planner_invariants import A_MAX, DT, HOME, V_MAX, WS, assert_safe, violations
 
 T_NS = 2_500_000

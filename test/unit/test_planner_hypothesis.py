@@ -21,7 +21,7 @@ well as references (derandomized: the same examples in every run, so CI is repro
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from hil_core.modes import HilMode
+from hil_core.supervision.modes import HilMode
 from hil_core.planner.config import PlannerConfig
 from hil_core.planner.dof import dof_to_pose, pose_to_dof_1
 from hil_core.planner.envelope import Envelope, brake_step, rate_limits
@@ -29,7 +29,7 @@ from hil_core.planner.ellipsoid import direction
 from hil_core.planner.plans import plan_home
 from hil_core.planner.recovery import CompliantRecovery
 from hil_core.planner.trajectory_planner import TrajectoryPlanner
-from hil_core.rotations import rpy_to_quat
+from hil_core.maths.rotations import rpy_to_quat
 from test_planner_invariants import A_MAX, DT, HOME, V_MAX, WS, violations
 
 T_NS = 2_500_000

@@ -18,7 +18,7 @@ import pathlib
 import numpy as np
 
 from hil_core.planner.config import Workspace
-from hil_core.rotations import quat_conjugate, quat_multiply, quat_to_rotvec, quat_to_rpy
+from hil_core.maths.rotations import quat_conjugate, quat_multiply, quat_to_rotvec, quat_to_rpy
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 WS = Workspace.load(str(ROOT / 'config' / 'workspace_hexaslide_scaled.yaml'))
@@ -91,7 +91,7 @@ def test_a_pose_sequence_at_rest_is_safe():
 
 
 def test_the_checker_catches_each_broken_invariant():
-    from hil_core.rotations import rpy_to_quat
+    from hil_core.maths.rotations import rpy_to_quat
     p = _rest()
     p[20:, 0] += 0.001                                       # 1 mm step: 160 m/s^2, 0.4 m/s
     assert {'velocity', 'acceleration'} <= set(violations(p))
@@ -118,7 +118,7 @@ def test_the_checker_catches_each_broken_invariant():
 
 
 def test_angular_rates_of_a_constant_rotation_are_exact():
-    from hil_core.rotations import rotvec_to_quat
+    from hil_core.maths.rotations import rotvec_to_quat
     axis = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
     t = np.arange(50) * DT
     q = rotvec_to_quat(0.7 * t[:, None] * axis)

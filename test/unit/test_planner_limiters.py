@@ -129,7 +129,7 @@ def test_scalar_pose_dof_maps_match_the_vectorised_ones():
 
 def test_orientation_clamp_against_the_rotations_module():
     from hil_core.planner.dof import clamp_orientation
-    from hil_core.rotations import quat_to_rpy, rpy_to_quat
+    from hil_core.maths.rotations import quat_to_rpy, rpy_to_quat
     rng = np.random.default_rng(13)
     half = (0.087, 0.14, 0.052)
     for rpy in rng.uniform(-0.5, 0.5, size=(300, 3)):

@@ -13,11 +13,11 @@ import pathlib
 import numpy as np
 import pytest
 
-from hil_core.modes import HilMode
+from hil_core.supervision.modes import HilMode
 from hil_core.planner.config import PlannerConfig, Workspace
 from hil_core.planner.dof import pose_to_dof
 from hil_core.planner.trajectory_planner import TrajectoryPlanner
-from hil_core.rotations import rotvec_to_quat
+from hil_core.maths.rotations import rotvec_to_quat
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 WS = Workspace.load(str(ROOT / 'config' / 'workspace_hexaslide_scaled.yaml'))

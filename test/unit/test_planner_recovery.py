@@ -3,7 +3,7 @@ import pathlib
 
 import numpy as np
 
-from hil_core.modes import HilMode
+from hil_core.supervision.modes import HilMode
 from hil_core.planner.config import PlannerConfig, Workspace
 from hil_core.planner.dof import pose_to_dof
 from hil_core.planner.recovery import CompliantRecovery, plan_blend_home
@@ -192,7 +192,7 @@ def test_measured_pose_beyond_the_hard_limit_faults_with_a_controlled_stop():
 
 
 def test_reference_orientation_is_held_inside_the_workspace_orientation_range():
-    from hil_core.rotations import quat_to_rpy, rpy_to_quat
+    from hil_core.maths.rotations import quat_to_rpy, rpy_to_quat
     assert WS.orientation_range is not None
     planner = TrajectoryPlanner(PlannerConfig(WS, homing_min_duration=0.01, sync_duration=0.01))
     planner.step(None, None, HilMode.IDLE, measured=HOME)

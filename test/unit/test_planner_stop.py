@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_core.modes import HilMode
+from hil_core.supervision.modes import HilMode
 from hil_core.planner.envelope import brake_step
 from hil_core.planner.stop import controlled_stop, stop_point, stop_time, synchronized_step
 from test_planner_hardening import Run

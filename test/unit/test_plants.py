@@ -1,4 +1,4 @@
-"""hil_core.plants: the <ros2_control> block as data, GenericSystem's mirror and integrate plants
+"""hil_core.drives.plants: the <ros2_control> block as data, GenericSystem's mirror and integrate plants
 against closed forms, and the adapters around the existing plants against those plants driven
 directly (ServoAxes.follow, ArmSim.step, hybrid5 Plant.step), bit for bit."""
 import math
@@ -11,12 +11,12 @@ from hypothesis import example, given, settings, strategies as st
 from hil_core.data_paths import config_file, urdf_file
 from hil_core.hybrid5 import dynamics as dyn, kinematics as kin
 from hil_core.hybrid5.params import load_params
-from hil_core.iiwa_arm_sim import ArmSim, ArmSimParams
-from hil_core.plants import PLANTS, make_plant, plant_gains
-from hil_core.plants.controllers import TrajectoryFollower, controller_spec
-from hil_core.plants.description import parse_ros2_control
-from hil_core.plants.protocol import PlantSetup
-from hil_core.servo import ServoAxes, ServoConfig
+from hil_core.iiwa.arm_sim import ArmSim, ArmSimParams
+from hil_core.drives.plants import PLANTS, make_plant, plant_gains
+from hil_core.drives.plants.controllers import TrajectoryFollower, controller_spec
+from hil_core.drives.plants.description import parse_ros2_control
+from hil_core.drives.plants.protocol import PlantSetup
+from hil_core.drives.servo import ServoAxes, ServoConfig
 
 CONTROLLERS = yaml.safe_load(config_file('controllers.yaml').read_text())
 SEED_Q0 = [-0.458149, 1.151219, 0.012566, 1.179319, -1.102175, -0.04468, 2.457249]   # seed 002

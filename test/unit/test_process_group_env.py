@@ -1,5 +1,5 @@
 """`hil run` gives each process its own requests (hil_nodes.cli.processes): with --rt and one
-process per node, every node process asks for the priority of its role (hil_nodes.rt_setup), so
+process per node, every node process asks for the priority of its role (hil_nodes.runtime.rt_setup), so
 one process's environment must not leak into another's, and the run's common environment
 reaches all of them."""
 import sys

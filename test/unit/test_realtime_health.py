@@ -1,4 +1,4 @@
-"""The supervisor's real-time verdict (hil_core.realtime_health): fractions over a sliding
+"""The supervisor's real-time verdict (hil_core.supervision.realtime_health): fractions over a sliding
 window against warn and fault limits, time-base saturation as time, the reason's wording,
 restarts of counters, and a property against independent bookkeeping."""
 import math
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_core.realtime_health import (CYCLE, FAULT, HARDWARE, OK, TIMEBASE, WARN, HealthConfig, HealthJudge,
+from hil_core.supervision.realtime_health import (CYCLE, FAULT, HARDWARE, OK, TIMEBASE, WARN, HealthConfig, HealthJudge,
                                       classify, numeric_values)
 
 # min_span 0 here: the fraction logic alone; the span rule has its own test

@@ -2,7 +2,7 @@
 hardware_id (which names the hardware); events keep their reporting node in hardware_id."""
 import numpy as np
 
-from hil_nodes.bag import CheckpointWriter, typestore
+from hil_nodes.recorder.bag import CheckpointWriter, typestore
 from hil_nodes.report.bagdata import load_run
 
 DIAG = 'diagnostic_msgs/msg/DiagnosticArray'

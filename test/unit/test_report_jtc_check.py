@@ -1,8 +1,8 @@
 """`hil report`'s stock-JTC check of a bag: every recorded trajectory goes through the Kilted
-acceptance rules (hil_core.joint_trajectory) at its arrival time; the refusals are counted."""
+acceptance rules (hil_core.drives.joint_trajectory) at its arrival time; the refusals are counted."""
 import numpy as np
 
-from hil_nodes.bag import CheckpointWriter
+from hil_nodes.recorder.bag import CheckpointWriter
 from hil_nodes.report.jtc_check import check_bag, controller_settings
 from report_bags import JOINTS, SERVO, T, _Msgs, typestore
 

@@ -4,9 +4,9 @@ segments they touch are left out, the designed delays come from the run's parame
 import numpy as np
 import pytest
 
-from hil_core.admittance.frf import find_impulses, segment_starts
+from hil_core.transparency.frf import find_impulses, segment_starts
 from hil_core.admittance.lti_model import LtiAdmittanceModel, matrices_from_frequency
-from hil_core.admittance.run_analysis import NotMeasurable, analyse_run
+from hil_core.transparency.run_analysis import NotMeasurable, analyse_run
 from hil_core.ft.signal_chain import ChainConfig, SignalChain
 from hil_core.transparency.design import design_from_parameters
 from hil_core.transparency.pairs import amplitude_ratio, compare

@@ -2,7 +2,7 @@
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from hil_core import rotations as rot
+from hil_core.maths import rotations as rot
 
 RNG = np.random.default_rng(11)
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hil_core.admittance.lti_model import LtiAdmittanceModel, matrices_from_frequency
-from hil_core.admittance.run_analysis import analyse_run
+from hil_core.transparency.run_analysis import analyse_run
 
 HOME = np.array([0.0, 0.0, 0.1543, 0.0, 0.0, 0.0, 1.0])
 

@@ -30,10 +30,10 @@ class _Node:
 
 
 def test_hosted_nodes_of_one_process_per_node_and_of_the_container():
-    assert hosted_nodes(['python', '-m', 'hil_nodes.planner', '--ros-args', '-r', '__node:=planner',
+    assert hosted_nodes(['python', '-m', 'hil_nodes.planner.node', '--ros-args', '-r', '__node:=planner',
                          '--params-file', 'x.yaml']) == ['planner']
-    assert hosted_nodes(['python', '-m', 'hil_nodes.container', '--node', 'hil_nodes.planner:planner',
-                         '--node', 'hil_nodes.supervisor:supervisor', '--ros-args']) == ['planner', 'supervisor']
+    assert hosted_nodes(['python', '-m', 'hil_nodes.runtime.container', '--node', 'hil_nodes.planner.node:planner',
+                         '--node', 'hil_nodes.supervisor.node:supervisor', '--ros-args']) == ['planner', 'supervisor']
 
 
 def test_a_dead_node_is_reported_once_and_left_to_the_supervisor_for_a_bounded_time():

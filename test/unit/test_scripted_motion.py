@@ -1,11 +1,11 @@
-"""hil_core.scripted_motion: ramps, quintic moves, braking and the scripted source's mode flow.
+"""hil_core.drives.scripted_motion: ramps, quintic moves, braking and the scripted source's mode flow.
 
 Expected values: boundary conditions solved independently with numpy.linalg, numerical
 derivatives, closed-form stopping distances, and the seed-000 mode flow."""
 import numpy as np
 import pytest
 
-from hil_core.scripted_motion import (Decelerate, MotionLimits, ScriptConfig, ScriptedMotion, SineScript,
+from hil_core.drives.scripted_motion import (Decelerate, MotionLimits, ScriptConfig, ScriptedMotion, SineScript,
                                       SyncRamp, eval_polynomial, quintic_coefficients, quintic_to, smoothstep5)
 
 T, DT = 0.0025, 0.000625

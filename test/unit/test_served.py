@@ -1,12 +1,12 @@
-"""hil_nodes.served and the fine timer slack: what the spin loop relies on to end an executor
-slice at the first idle turn (hil_nodes.runner)."""
+"""hil_nodes.runtime.served and the fine timer slack: what the spin loop relies on to end an executor
+slice at the first idle turn (hil_nodes.runtime.runner)."""
 import ctypes
 import ctypes.util
 import inspect
 import threading
 
-from hil_nodes import rt_setup
-from hil_nodes.served import SERVED, counted
+from hil_nodes.runtime import rt_setup
+from hil_nodes.runtime.served import SERVED, counted
 
 
 def test_a_counted_callback_counts_and_keeps_its_signature():

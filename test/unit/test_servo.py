@@ -1,4 +1,4 @@
-"""hil_core.servo and hil_core.joint_trajectory: the mock hexapod's drive model and command checks.
+"""hil_core.drives.servo and hil_core.drives.joint_trajectory: the mock hexapod's drive model and command checks.
 
 ServoAxes is the compiled class; its numpy oracle ServoAxesNumpy is compared with it frame by
 frame in test_servo_compiled.py, and checked here where noted.
@@ -12,8 +12,8 @@ import pytest
 from scipy import signal
 from scipy.interpolate import CubicHermiteSpline
 
-from hil_core.joint_trajectory import order_joint_trajectory, sample_knots, validate_joint_trajectory
-from hil_core.servo import ServoAxes, ServoAxesNumpy, ServoConfig
+from hil_core.drives.joint_trajectory import order_joint_trajectory, sample_knots, validate_joint_trajectory
+from hil_core.drives.servo import ServoAxes, ServoAxesNumpy, ServoConfig
 
 NAMES = [f'slider_{i}' for i in range(1, 7)]
 BIG = dict(position_min=(-10.0,) * 6, position_max=(10.0,) * 6, velocity_max=(1e3,) * 6,

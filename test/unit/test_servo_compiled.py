@@ -1,4 +1,4 @@
-"""hil_core.servo.ServoAxes (numba kernels, hil_core.servo_kernel) against its plain-numpy
+"""hil_core.drives.servo.ServoAxes (numba kernels, hil_core.drives.servo_kernel) against its plain-numpy
 oracle ServoAxesNumpy, and the compiled sample_knots against sample_knots_numpy.
 
 The two must agree to 1e-12 on every frame of seeded random command streams shaped like the
@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_core import servo_kernel
-from hil_core.hexaslide import jit
-from hil_core.joint_trajectory import sample_knots
-from hil_core.joint_trajectory_legacy import sample_knots_numpy
-from hil_core.servo import ServoAxes, ServoAxesNumpy, ServoConfig
+from hil_core.drives import servo_kernel
+from hil_core.maths import jit
+from hil_core.drives.joint_trajectory import sample_knots
+from hil_core.drives.joint_trajectory_legacy import sample_knots_numpy
+from hil_core.drives.servo import ServoAxes, ServoAxesNumpy, ServoConfig
 
 TOL = 1e-12
 DT, FRAME = 0.000625, 0.0025

@@ -1,4 +1,4 @@
-"""Compiled space plant (space.compiled, space.compiled_frame) against pinocchio and against the
+"""Compiled space plant (space.model_kernel, space.plant_kernel) against pinocchio and against the
 pinocchio + numpy frame (SpacePlantNumpy, the oracle).
 
 * Kinematics and momentum map vs pinocchio (crba, computeFrameJacobian, exp6, SE3ToXYZQUAT)
@@ -22,10 +22,10 @@ import pinocchio as pin
 import pytest
 import yaml
 
-from hil_core.iiwa_arm_sim import ArmSim
-from hil_core.plants.description import parse_ros2_control
-from hil_core.space import compiled as ck
-from hil_core.space import compiled_frame as cf
+from hil_core.iiwa.arm_sim import ArmSim
+from hil_core.drives.plants.description import parse_ros2_control
+from hil_core.space import model_kernel as ck
+from hil_core.space import plant_kernel as cf
 from hil_core.space.control import ControlGains, rotation_error
 from hil_core.space.model import FreeFloatingModel, euler_zyx_to_matrix
 from hil_core.space.plant import SpacePlant, SpacePlantNumpy

@@ -1,5 +1,5 @@
 """Status names "<node>: <task>" (diagnostic_updater's convention) and the node they key to."""
-from hil_core.status_names import is_cycle_status, status_name, status_node, status_task
+from hil_core.supervision.status_names import is_cycle_status, status_name, status_node, status_task
 
 
 def test_name_and_node_round_trip():

@@ -1,11 +1,11 @@
-"""System YAML -> node list: what hil_nodes.bringup (behind both `hil run` and
+"""System YAML -> node list: what hil_nodes.bringup.plan (behind both `hil run` and
 launch/hil.launch.py) reads."""
 import pathlib
 
 import pytest
 import yaml
 
-from hil_nodes.system import SystemError_, container_ros_args, load_system, node_command, repo_root
+from hil_nodes.bringup.system import SystemError_, container_ros_args, load_system, node_command, repo_root
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -15,7 +15,7 @@ def test_every_shipped_system_loads_and_names_existing_modules():
         system = load_system(str(path))
         assert system.nodes, path
         for spec in system.nodes:
-            module_file = ROOT / 'src' / spec.package / spec.package / f'{spec.executable}.py'
+            module_file = ROOT / 'src' / spec.package / spec.package / spec.executable / 'node.py'
             assert module_file.exists(), f'{path.name}: {spec.name} -> {module_file} missing'
             assert all(p.exists() for p in spec.params)
         assert sum(s.clock_owner for s in system.nodes if s.sim_only) <= 1
@@ -91,7 +91,7 @@ def _tmp_system(tmp_path):
 
 
 def test_scenario_adds_nodes_before_the_supervisor_remaps_and_sets_values(tmp_path):
-    from hil_nodes.system import apply_scenario, load_scenario
+    from hil_nodes.bringup.system import apply_scenario, load_scenario
     system = _tmp_system(tmp_path)
     scenario = {'description': 'd', 'duration': 12.5,
                 'parameters': {'a': {'gain': 2.0}, 'relay': {'p': 0.1}},
@@ -114,7 +114,7 @@ def test_scenario_adds_nodes_before_the_supervisor_remaps_and_sets_values(tmp_pa
     ({'colour': 'red'}, 'unknown keys'),
 ])
 def test_bad_scenarios_are_refused(tmp_path, content, message):
-    from hil_nodes.system import load_scenario
+    from hil_nodes.bringup.system import load_scenario
     system = _tmp_system(tmp_path)
     (tmp_path / 'config' / 'scenarios' / 'demo' / 'bad.yaml').write_text(yaml.safe_dump(content))
     with pytest.raises(SystemError_, match=message):

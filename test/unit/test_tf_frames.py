@@ -1,4 +1,4 @@
-"""hil_core.tf_frames against independent computations: pinocchio's forward kinematics of the
+"""hil_core.maths.tf_frames against independent computations: pinocchio's forward kinematics of the
 same URDF, scipy's rotations, and the Hexaslide's own chain points."""
 import pathlib
 
@@ -8,7 +8,7 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 from hil_core import hexaslide as hx
-from hil_core import tf_frames as tf
+from hil_core.maths import tf_frames as tf
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 rng = np.random.default_rng(11)

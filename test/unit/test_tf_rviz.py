@@ -1,11 +1,11 @@
 """config/rviz: the TF display is on, and every frame it names is one our TF tree has, rooted at
-the fixed frame (the frames come from the URDFs and hil_nodes.tf_publisher's documented tree)."""
+the fixed frame (the frames come from the URDFs and hil_nodes.msgs.tf_publisher's documented tree)."""
 import pathlib
 
 import pytest
 import yaml
 
-from hil_core import tf_frames as tf
+from hil_core.maths import tf_frames as tf
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""The compiled timebase engine against its numpy oracle (NumpyTimeBaseEngine), frame by frame.
+"""The compiled timebase engine against its numpy oracle (TimeBaseEngineNumpy), frame by frame.
 
 Both run the same seeded writer streams (jitter, drift both ways, late, early, dropped and
 duplicated references, stalls that drain the buffer, restarts, invalid and stale writes), with
@@ -17,11 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_core.hexaslide import compiled_ik, home_pose, jit
-from hil_core.rotations import rotvec_to_quat
-from hil_core.timebase import (FaultSpec, NumpyTimeBaseEngine, RingBuffer, TimeBaseConfig, TimeBaseControl,
+from hil_core.hexaslide import home_pose
+from hil_core.hexaslide import inverse_kernel
+from hil_core.maths import jit
+from hil_core.maths.rotations import rotvec_to_quat
+from hil_core.timebase import (FaultSpec, TimeBaseEngineNumpy, RingBuffer, TimeBaseConfig, TimeBaseControl,
                                TimeBaseEngine, WriterEvents, hexaslide_ik, pose7_to_pose6, writer_events)
-from hil_core.timebase import compiled as tb_compiled
+from hil_core.timebase import engine as tb_compiled
 from hil_core.timebase import engine_kernel as K
 
 TOL = 1e-12
@@ -60,7 +62,7 @@ def run_pair(events, n_frames, ik=(linear_ik, linear_ik), ref=reference, frame_t
              **cfg):
     """Drive both engines identically, comparing every write result and every frame."""
     config = TimeBaseConfig(**cfg)
-    eng_n, eng_c = NumpyTimeBaseEngine(config, ik[1]), TimeBaseEngine(config, ik[0])
+    eng_n, eng_c = TimeBaseEngineNumpy(config, ik[1]), TimeBaseEngine(config, ik[0])
     start = ref(np.array([0.0]))[0]
     eng_n.start(start, 0.0)
     eng_c.start(start, 0.0)
@@ -183,7 +185,7 @@ def test_start_refusals_match_the_oracle():
     for pose in (np.array([0, 0, 5.0, 0, 0, 0, 1]), np.array([np.nan, 0, 0.15, 0, 0, 0, 1]), np.zeros(7),
                  np.zeros(6)):
         errors = []
-        for cls in (NumpyTimeBaseEngine, TimeBaseEngine):
+        for cls in (TimeBaseEngineNumpy, TimeBaseEngine):
             with pytest.raises(ValueError) as exc:
                 cls(TimeBaseConfig(), IK_C).start(pose, 0.0)
             errors.append(str(exc.value))
@@ -261,8 +263,8 @@ def test_buffer_write_equals_ring_buffer(gaps, size, fill, seed):
 def test_warm_up_is_done_once_and_the_cache_knows_the_inlined_ik():
     first = tb_compiled.warm_up()                # compiles or loads (0 if a test above did)
     assert first >= 0.0 and tb_compiled.warm_up() == 0.0
-    # an edit of compiled_ik.py must invalidate the cached frame kernel that inlines it
+    # an edit of inverse_kernel.py must invalidate the cached frame kernel that inlines it
     h = hashlib.sha256()
-    for m in (jit, K, compiled_ik):
+    for m in (jit, K, inverse_kernel):
         h.update(pathlib.Path(m.__file__).read_bytes())
     assert jit.cache_stamp(K.run_frame)[1] == h.hexdigest()

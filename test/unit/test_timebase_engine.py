@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hil_core.hexaslide import home_pose
-from hil_core.rotations import rotvec_to_quat
+from hil_core.maths.rotations import rotvec_to_quat
 from hil_core.timebase import (FaultSpec, TimeBaseConfig, TimeBaseEngine, hexaslide_ik, simulate,
                                writer_events)
 

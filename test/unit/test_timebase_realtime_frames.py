@@ -61,7 +61,7 @@ def _pose(t):
 
 
 def _run(latencies_ns, wait_ns):
-    """The node's real-time production (hil_nodes.timebase ``_on_reference`` / ``_on_tick``)
+    """The node's real-time production (hil_nodes.timebase.node ``_on_reference`` / ``_on_tick``)
     with references stamped k T arriving at k T + latency (in order, as from one DDS writer).
     Returns per frame: setpoints, W-R after the frame, the frame's time and when it was made."""
     eng = TimeBaseEngine(CFG, hexaslide_ik('hexaslide_scaled'))

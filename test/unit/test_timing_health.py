@@ -1,4 +1,4 @@
-"""Cycle health (hil_core.timing.CycleHealth): verdicts per cycle against hand-driven clocks
+"""Cycle health (hil_core.supervision.timing.CycleHealth): verdicts per cycle against hand-driven clocks
 (overrun by CPU time in lockstep and by execution time in real time, deadlines from wall
 stamps or from the previous cycle), statistics against numpy, the ring's bound, the injected
 delay; the seed-000 rate constants are unchanged."""
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import hil_core.timing as timing
-from hil_core.timing import CycleHealth, percentile
+import hil_core.supervision.timing as timing
+from hil_core.supervision.timing import CycleHealth, percentile
 
 
 class FakeClocks:

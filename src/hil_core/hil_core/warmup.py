@@ -9,10 +9,10 @@ import sys
 import time
 
 # module that has a warm_up() -> compiles every kernel of its group
-GROUPS = ('hil_core.hexaslide', 'hil_core.timebase', 'hil_core.admittance.compiled', 'hil_core.ft.compiled_chain',
-          'hil_core.space.compiled_frame', 'hil_core.hybrid5.compiled', 'hil_core.hybrid5.compiled_plant',
-          'hil_core.servo',
-          'hil_core.plants.plain_trajectory')
+GROUPS = ('hil_core.hexaslide', 'hil_core.timebase', 'hil_core.admittance.lti_model_kernel', 'hil_core.ft.signal_chain_kernel',
+          'hil_core.space.plant_kernel', 'hil_core.hybrid5.tracking_kernel', 'hil_core.hybrid5.dynamics_kernel',
+          'hil_core.drives.servo',
+          'hil_core.drives.plants.plain_trajectory')
 
 
 def warm_up_all(out=sys.stdout) -> dict[str, float]:
@@ -23,7 +23,7 @@ def warm_up_all(out=sys.stdout) -> dict[str, float]:
         if warm is None:
             continue
         t0 = time.perf_counter()
-        if name == 'hil_core.ft.compiled_chain':
+        if name == 'hil_core.ft.signal_chain_kernel':
             from hil_core.ft.signal_chain import ChainConfig, SignalChain
             warm(SignalChain(ChainConfig()))
         else:

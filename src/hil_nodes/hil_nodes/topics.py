@@ -70,6 +70,6 @@ def lifecycle_service(node_name: str, service: str) -> str:
     return f'/{node_name.strip("/")}/{service}'
 
 # Topics every node (or several nodes) publishes, from any process: heard over DDS even inside
-# the one-process container (hil_nodes.intra_process serves only single-producer streams: a
+# the one-process container (hil_nodes.runtime.intra_process serves only single-producer streams: a
 # subscription it serves has no DDS reader and would not hear a producer in another process).
 SHARED_TOPICS = frozenset({DIAGNOSTICS, HIL_HEARTBEAT, HIL_EVENTS, HIL_PROCESS_EXIT})

@@ -24,7 +24,7 @@ Bumpless parameter change: ``set_matrices`` rebuilds the discretisation but keep
 state (pose offset, twist, radiation state), so the reference pose never steps.
 
 Per-wrench work (``step``, ``outputs``, ``step_outputs``) runs as one compiled call
-(``admittance.compiled``, numba) by default; ``compiled=False`` selects the plain numpy code
+(``admittance.lti_model_kernel``, numba) by default; ``compiled=False`` selects the plain numpy code
 below, which stays as the test oracle (test/unit/test_admittance_compiled.py).
 """
 from __future__ import annotations
@@ -34,9 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from hil_core.admittance import compiled as _ck
+from hil_core.admittance import lti_model_kernel as _ck
 from hil_core.admittance import pose_offset
-from hil_core.rotations import quat_to_matrix, rotvec_to_quat
+from hil_core.maths.rotations import quat_to_matrix, rotvec_to_quat
 
 # Seed 000 section 5.1: the test model.
 SEED_STIFFNESS = (5000.0, 5000.0, 5000.0, 200.0, 200.0, 200.0)  # N/m, N m/rad
@@ -322,7 +322,7 @@ class LtiAdmittanceModel:
             return pose_offset.point_outputs(*out, self.tcp_offset)
         return out
 
-    # --- compiled path (admittance.compiled) ---------------------------------------------------------
+    # --- compiled path (admittance.lti_model_kernel) ---------------------------------------------------------
     def _quad_matrix(self):
         """Quadratic damping for the kernel: none for this class, the floater's own matrix for
         ``CumminsFloater``; None (numpy path) for any other subclass's extra_force."""

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from hil_core.rotations import (quat_multiply, quat_normalize, quat_to_matrix, quat_to_rotvec,
+from hil_core.maths.rotations import (quat_multiply, quat_normalize, quat_to_matrix, quat_to_rotvec,
                                 rotvec_to_quat)
 
 _SMALL = 1e-4  # below this angle the series are exact to double precision (error ~ phi^4/7!)

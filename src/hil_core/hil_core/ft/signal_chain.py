@@ -20,7 +20,7 @@
   period (lockstep: the wrench for frame t_k leaves as soon as sample t_k is in); ``count``
   publishes every n-th sample (real time, stamps = arrival times).
 
-``SignalChain`` runs a block as one compiled call (``ft.compiled_chain``, numba);
+``SignalChain`` runs a block as one compiled call (``ft.signal_chain_kernel``, numba);
 ``SignalChainNumpy`` is the plain Python/numpy chain it is tested against (the oracle, same
 interface, test/unit/test_ft_compiled.py).
 """
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hil_core.ft import compiled_chain as _ck
+from hil_core.ft import signal_chain_kernel as _ck
 from hil_core.ft.filters import StreamFilter, design_sos, group_delay_s
 
 MINI45_RANGE = (580.0, 580.0, 1160.0, 20.0, 20.0, 20.0)   # ATI mini45 SI-580-20 (N, N m)

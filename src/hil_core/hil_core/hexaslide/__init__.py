@@ -9,15 +9,15 @@ Public API (import from ``hil_core.hexaslide``):
   compiled (numba), with its plain-numpy oracle :func:`inverse_kinematics_numpy`;
 * :func:`inverse_jacobian` (``qdot = Jinv @ [v; w]``), :func:`kinetostatic_index`;
 * :class:`ForwardKinematics` (``method='newton' | 'jfmd'``) -> :class:`FKResult`; compiled,
-  with its plain-Python oracle :class:`NumpyForwardKinematics`;
+  with its plain-Python oracle :class:`ForwardKinematicsNumpy`;
 * :func:`warm_up`: compile or load the kernels now (seconds on a first run, then milliseconds
   from the on-disk cache) instead of in the first real-time call;
 * :func:`chain_points` (slider and platform joint centres, for drawing the legs);
 * pose sets over the table-3 nominal box: :func:`box_corners`, :func:`random_poses`,
   :func:`sinusoid_trajectory`, :func:`poses_from_offsets`.
 """
-from .compiled_fk import ForwardKinematics
-from .forward import FKResult, NumpyForwardKinematics
+from .forward import ForwardKinematics
+from .forward_numpy import FKResult, ForwardKinematicsNumpy
 from .geometry import (JOINT_NAMES, ROBOTS, HexaslideGeometry, build_geometry, home_pose,
                        load_geometry)
 from .inverse import (INVALID_INPUT, NO_REAL_SOLUTION, OK, PASSIVE_JOINT_RANGE, REASON_TEXT,
@@ -25,7 +25,7 @@ from .inverse import (INVALID_INPUT, NO_REAL_SOLUTION, OK, PASSIVE_JOINT_RANGE, 
                       inverse_kinematics_numpy, kinetostatic_index)
 from .workspace import box_corners, poses_from_offsets, random_poses, sinusoid_trajectory
 
-__all__ = ['FKResult', 'ForwardKinematics', 'NumpyForwardKinematics', 'inverse_kinematics_numpy', 'warm_up',
+__all__ = ['FKResult', 'ForwardKinematics', 'ForwardKinematicsNumpy', 'inverse_kinematics_numpy', 'warm_up',
            'JOINT_NAMES', 'ROBOTS', 'HexaslideGeometry',
            'build_geometry', 'home_pose', 'load_geometry', 'INVALID_INPUT', 'NO_REAL_SOLUTION',
            'OK', 'PASSIVE_JOINT_RANGE', 'REASON_TEXT', 'SLIDER_STROKE', 'IKResult', 'chain_points',
@@ -35,5 +35,5 @@ __all__ = ['FKResult', 'ForwardKinematics', 'NumpyForwardKinematics', 'inverse_k
 
 def warm_up() -> float:
     """Compile or load the IK and FK kernels; seconds taken (0 when already done)."""
-    from . import compiled_fk, compiled_ik
-    return compiled_ik.warm_up() + compiled_fk.warm_up()
+    from . import forward, inverse_kernel
+    return inverse_kernel.warm_up() + forward.warm_up()

@@ -3,7 +3,7 @@
 Eq. 1: ``d_i = p + R b_i - c_i`` (c_i: guide origin); eq. 2 with the + root:
 ``q_i = d_i . u_i + sqrt(Delta_i)``, ``Delta_i = d_i^T (u_i u_i^T - I) d_i + l^2``.
 Everything is vectorised over a leading axis of poses ``[x, y, z, qx, qy, qz, qw]``.
-:func:`inverse_kinematics` runs the compiled kernel of :mod:`.compiled_ik`;
+:func:`inverse_kinematics` runs the compiled kernel of :mod:`.inverse_kernel`;
 :func:`inverse_kinematics_numpy` is its plain-numpy twin and test oracle.
 """
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hil_core.rotations import quat_to_matrix
+from hil_core.maths.rotations import quat_to_matrix
 
-from . import compiled_ik
+from . import inverse_kernel
 from .geometry import HexaslideGeometry
 
 # IKResult.reason codes
@@ -67,7 +67,7 @@ def inverse_kinematics(geom: HexaslideGeometry, poses) -> IKResult:
     """Slider displacements from home for TCP poses in ``hexapod_base`` (seed 001 eq. 2).
 
     Compiled (a few microseconds per call); the same numbers as :func:`inverse_kinematics_numpy`.
-    The first call in a process compiles or loads the kernel (``compiled_ik.warm_up``).
+    The first call in a process compiles or loads the kernel (``inverse_kernel.warm_up``).
     """
     if not (type(poses) is np.ndarray and poses.dtype == np.float64 and poses.flags.c_contiguous
             and (poses.shape == (7,) or (poses.ndim == 2 and poses.shape[1] == 7))):
@@ -77,7 +77,7 @@ def inverse_kinematics(geom: HexaslideGeometry, poses) -> IKResult:
     n = poses.shape[0]
     q, disc, uni, sph = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
     ok, reason = np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.int64)
-    compiled_ik.ik_batch(compiled_ik.pack_geometry(geom), poses, q, ok, reason, disc, uni, sph)
+    inverse_kernel.ik_batch(inverse_kernel.pack_geometry(geom), poses, q, ok, reason, disc, uni, sph)
     return IKResult._of(q, ok, reason, disc, uni, sph)
 
 

@@ -1,7 +1,7 @@
 """Pose sets over the seed-001 table-3 nominal workspace (tests, benches, the workspace tool).
 
 The nominal workspace is the box ``home +- workspace_half_range`` in surge, sway, heave and
-roll, pitch, yaw (roll-pitch-yaw of ``hil_core.rotations``: R = Rz(yaw) Ry(pitch) Rx(roll)).
+roll, pitch, yaw (roll-pitch-yaw of ``hil_core.maths.rotations``: R = Rz(yaw) Ry(pitch) Rx(roll)).
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import itertools
 
 import numpy as np
 
-from hil_core.rotations import rpy_to_quat
+from hil_core.maths.rotations import rpy_to_quat
 
 from .geometry import HexaslideGeometry
 

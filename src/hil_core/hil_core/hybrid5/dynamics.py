@@ -144,13 +144,13 @@ class Plant:
         self.v = np.zeros(3)
         self.theta = np.array(theta0, dtype=float)
         self.omega = np.zeros(2)
-        # the compiled step (hybrid5.compiled_plant) unless compiled=False: accelerations()
+        # the compiled step (hybrid5.dynamics_kernel) unless compiled=False: accelerations()
         # below is its oracle
         self._constants = None
         if compiled:
-            from . import compiled_plant
-            self._constants = compiled_plant.plant_constants(params)
-            self._kernel = compiled_plant.step
+            from . import dynamics_kernel
+            self._constants = dynamics_kernel.plant_constants(params)
+            self._kernel = dynamics_kernel.step
 
     def accelerations(self, F, tau):
         """(platform acceleration (3,), table accelerations (2,)) for leg forces F, torques tau.

@@ -21,9 +21,9 @@ import math
 
 import numpy as np
 
-from hil_core.modes import REQUESTED_MODES, Event, HilMode
+from hil_core.supervision.modes import REQUESTED_MODES, Event, HilMode
 
-from . import compiled as ck
+from . import tracking_kernel as ck
 from . import kinematics as kin
 from .gcode import Segment
 from .params import Hybrid5Params

@@ -6,7 +6,7 @@ second derivatives of both manipulators (eq. 7-11, 18-20) -> forward kinematics 
 measured legs for the model (eq. 12-15) -> reduced masses and gravity forces (eq. 23-24, 27)
 -> CTM with the nonlinear integrator (eq. 28-36) -> leg forces F (N), table torques tau (N m).
 ``dtype`` selects float64 or float32 for the whole chain (the float32 study, table 3).
-In float64 the cycle runs as one compiled call (``hybrid5.compiled``, numba) unless
+In float64 the cycle runs as one compiled call (``hybrid5.tracking_kernel``, numba) unless
 ``compiled=False``; the Python code below is the oracle it is tested against and the float32 path.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import compiled as ck
+from . import tracking_kernel as ck
 from . import dynamics, kinematics as kin
 from .control import CTM
 from .params import Hybrid5Params

@@ -8,7 +8,7 @@ import yaml
 
 from hil_core.planner.ellipsoid import ModifiedEllipsoid
 from hil_core.planner.ramps import check_shape
-from hil_core.timing import HIGH_LEVEL_PERIOD
+from hil_core.supervision.timing import HIGH_LEVEL_PERIOD
 
 LIMITERS = ('asc', 'ruckig')
 

@@ -1,5 +1,5 @@
 """Pose <-> 6-DOF vector used by the limiters: ``x = [p_x, p_y, p_z, roll, pitch, yaw]`` with
-R = Rz(yaw) Ry(pitch) Rx(roll) (``hil_core.rotations``), the angles of seed 001 table 3.
+R = Rz(yaw) Ry(pitch) Rx(roll) (``hil_core.maths.rotations``), the angles of seed 001 table 3.
 
 Why these angles: the total-orientation workspace of seed 001 is the set of orientations whose
 roll, pitch and yaw each lie in their table-3 range, and the soft and hard limits only hold there.
@@ -73,7 +73,7 @@ def dof_to_pose(x):
 
 
 def clamp_orientation(pose, half_range):
-    """Clamp roll/pitch/yaw (R = Rz(yaw) Ry(pitch) Rx(roll), hil_core.rotations) of a pose to
+    """Clamp roll/pitch/yaw (R = Rz(yaw) Ry(pitch) Rx(roll), hil_core.maths.rotations) of a pose to
     +-half_range. Returns (pose, clamped); an orientation inside is returned as the same object."""
     qx, qy, qz, qw = (float(v) for v in pose[3:7])
     n = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)

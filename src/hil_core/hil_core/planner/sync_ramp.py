@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from hil_core.planner.ramps import check_shape, ramp
-from hil_core.rotations import quat_multiply, quat_conjugate, quat_normalize, quat_to_rotvec, rotvec_to_quat
+from hil_core.maths.rotations import quat_multiply, quat_conjugate, quat_normalize, quat_to_rotvec, rotvec_to_quat
 
 
 def slerp(q0, q1, c):

@@ -4,7 +4,7 @@ between the model's reference and the reference buffer.
 One ``step`` per high-level period. Chain in RUNNING: reference -> synchronization coefficient
 -> acceleration limiter (ASC or ruckig) -> workspace check (soft limit: compliant recovery; hard
 limit: FAULT + controlled stop) -> acceleration guard. The planner follows the mode flow of
-``hil_core.modes``: it reacts to the supervisor's *requested* modes (edges of IDLE, HOMING,
+``hil_core.supervision.modes``: it reacts to the supervisor's *requested* modes (edges of IDLE, HOMING,
 RETURNING_HOME; FAULT as a level) and proceeds by itself HOMING -> SYNCHRONIZING -> RUNNING and
 SAFETY_RECOVERY -> RETURNING_HOME -> IDLE, reporting each step as an event.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hil_core.modes import Event, HilMode
+from hil_core.supervision.modes import Event, HilMode
 from hil_core.planner.asc import AccelerationSaturationControl, RuckigLimiter
 from hil_core.planner.config import PlannerConfig
 from hil_core.planner.dof import base_twist, dof_to_pose_1, pose_to_dof_1
@@ -39,7 +39,7 @@ _CHECKED = frozenset({HilMode.SYNCHRONIZING, HilMode.RUNNING, HilMode.SAFETY_REC
 
 @dataclass
 class PlannerEvent:
-    name: str            # an hil_core.modes.Event value, or a planner-only notice
+    name: str            # an hil_core.supervision.modes.Event value, or a planner-only notice
     message: str
     level: int = INFO
     values: dict = field(default_factory=dict)

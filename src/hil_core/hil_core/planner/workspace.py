@@ -31,7 +31,7 @@ from scipy.optimize import linprog
 
 from hil_core.hexaslide import home_pose, inverse_kinematics, kinetostatic_index, load_geometry
 from hil_core.planner.ellipsoid import ModifiedEllipsoid, direction
-from hil_core.rotations import rpy_to_quat
+from hil_core.maths.rotations import rpy_to_quat
 
 EXPONENTS = (2.0, 2.5, 3.0, 4.0, 6.0)
 

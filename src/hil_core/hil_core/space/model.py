@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pinocchio as pin
 
-from hil_core.iiwa import EE_FRAME, JOINT_NAMES, default_urdf
-from hil_core.rotations import rpy_to_matrix
+from hil_core.iiwa.kinematics import EE_FRAME, JOINT_NAMES, default_urdf
+from hil_core.maths.rotations import rpy_to_matrix
 
 
 @dataclass

@@ -9,7 +9,7 @@ RETURNING_HOME reports ``home_reached`` once the command is zero. Without a supe
 """
 from __future__ import annotations
 
-from hil_core.modes import Event, HilMode
+from hil_core.supervision.modes import Event, HilMode
 
 STOP_MODES = frozenset({HilMode.IDLE, HilMode.FAULT, HilMode.RETURNING_HOME, HilMode.SAFETY_RECOVERY})
 

@@ -13,7 +13,7 @@
 5. desired joint rates by eq. 11 (``DynamicJacobianController``);
 6. smooth velocity / acceleration / position limiting (``JointLimiter``): the command sent.
 
-``SpacePlant`` runs steps 2-6 as one compiled call (``space.compiled_frame``, numba, no
+``SpacePlant`` runs steps 2-6 as one compiled call (``space.plant_kernel``, numba, no
 pinocchio call per frame); ``SpacePlantNumpy`` is the pinocchio + numpy frame it is tested
 against (the oracle, same interface; test/unit/test_space_compiled.py).
 """
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
-from hil_core.space import compiled as ck
-from hil_core.space import compiled_frame as cf
+from hil_core.space import model_kernel as ck
+from hil_core.space import plant_kernel as cf
 from hil_core.space.control import ControlGains, DynamicJacobianController, JointLimiter
 from hil_core.space.model import FreeFloatingModel, euler_zyx, pose_of
 

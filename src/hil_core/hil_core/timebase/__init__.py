@@ -5,19 +5,19 @@
 * :mod:`.blending`: merged triangular-velocity moves; :mod:`.bspline`: cubic B-spline to servo rate;
 * :class:`TimeBaseEngine` / :class:`TimeBaseConfig`: the streaming pipeline with inverse
   kinematics of each segment point, compiled (numba; :func:`warm_up` compiles or loads it);
-  :class:`NumpyTimeBaseEngine` is its plain-numpy twin and test oracle;
+  :class:`TimeBaseEngineNumpy` is its plain-numpy twin and test oracle;
 * :mod:`.faults`: seeded writer faults and a pure real-time simulation of writer + engine.
 """
 from .blending import blend, blend_history, triangle_profile
 from .bspline import PREFILTERS, control_points, evaluate
 from .buffer import RingBuffer, pose6_to_pose7, pose7_to_pose6
 from .control import TimeBaseControl
-from .compiled import TimeBaseEngine, warm_up
-from .engine import FrameOutput, NumpyTimeBaseEngine, TimeBaseConfig
+from .engine import TimeBaseEngine, warm_up
+from .engine_numpy import FrameOutput, TimeBaseEngineNumpy, TimeBaseConfig
 from .faults import FaultSpec, WriterEvents, hexaslide_ik, simulate, writer_events
 
 __all__ = ['blend', 'blend_history', 'triangle_profile', 'PREFILTERS', 'control_points', 'evaluate',
            'RingBuffer', 'pose6_to_pose7', 'pose7_to_pose6', 'TimeBaseControl', 'FrameOutput',
-           'TimeBaseConfig', 'TimeBaseEngine', 'NumpyTimeBaseEngine', 'warm_up', 'FaultSpec', 'WriterEvents',
+           'TimeBaseConfig', 'TimeBaseEngine', 'TimeBaseEngineNumpy', 'warm_up', 'FaultSpec', 'WriterEvents',
            'hexaslide_ik',
            'simulate', 'writer_events']

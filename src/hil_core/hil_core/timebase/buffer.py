@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hil_core.rotations import quat_to_rotvec, rotvec_to_quat
+from hil_core.maths.rotations import quat_to_rotvec, rotvec_to_quat
 
 
 def pose7_to_pose6(poses):

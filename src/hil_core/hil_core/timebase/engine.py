@@ -1,120 +1,106 @@
-"""The timebase pipeline of seed 000 sections 4.2-4.3, streaming, one servo cycle at a time.
+"""The public timebase engine: :class:`TimeBaseEngineNumpy`'s pipeline in numba kernels.
 
-    writer --write()--> RingBuffer (W) --read at move start (R)--> triangular-velocity moves
-    (merged) --segmentation every h--> inverse kinematics --> cubic B-spline --> servo points,
-    with the time-base control choosing per servo cycle how much interpolation time elapses.
+Same interface as the oracle (``TimeBaseEngine(config, ik)``, ``start``, ``write``,
+``step_frame(frame_time=None)``, ``started``, ``fault``, ``holding``, ``holds``,
+``underruns``, ``last_valid_pose7``, ``buffer.distance/overruns/refused/filled``,
+``control.n/factor/level``) and the same numbers (test/unit/test_timebase_compiled.py).
 
-Positions along the pipeline (integers are exact, so runs are reproducible bit for bit):
-
-* move m starts at move-unit time u = m and reads the buffer (R advances, or the move holds
-  the previous target on an underrun);
-* segment point j is the curve at u = j / n_seg (n_seg = T / h), turned into joint space;
-* the servo position v (in segmentation units) advances by ``factor / n_sub`` per servo cycle
-  (n_sub = h / Ts); it trails the newest segment point by one segmentation time, which is
-  what the B-spline needs to be evaluated.
-
-Default delay from reference stamp to servo setpoint, by construction and measured by the
-tests: ``D_default * T + 1.5 T + h`` = 2 x 2.5 + 3.75 + 1.25 = 10 ms, the four poses of seed
-000 section 5. A stamp channel runs through every linear stage next to the pose, so the delay
-of every servo point is known exactly (also under time-base distortion and faults).
-
-:class:`NumpyTimeBaseEngine` here is the readable reference and test oracle; the public
-``TimeBaseEngine`` (compiled.py) runs the same pipeline in numba kernels (engine_kernel.py).
+* IK: with the compiled hexaslide IK (``hexaslide_ik(...)``, it carries ``kernel_params``)
+  the segment points are solved inside the frame kernel; any other IK callable
+  ``(N, 7) -> (q (N, J), ok (N,))`` is called from Python between two kernel calls.
+* Outputs: ``step_frame`` returns new arrays every frame (callers keep a frame's points for the
+  next message); the kernel writes into them, the engine state lives in preallocated arrays.
+* ``frame_time=None``: the reader clock counts the engine's own servo cycles from the start
+  stamp (nominal timer ticks); a float is the reader clock at the start of this frame.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
-
 import numpy as np
 
-from .blending import blend
-from .bspline import basis, prefilter_weights
-from .buffer import RingBuffer, pose6_to_pose7, pose7_to_pose6
+from hil_core.maths.jit import timed_warm_up
+
+from . import engine_kernel as K
+from .bspline import prefilter_weights
+from .buffer import pose7_to_pose6
 from .control import TimeBaseControl
+from .engine_numpy import _HIST, FrameOutput, IKFunction, TimeBaseConfig
 
-IKFunction = Callable[[np.ndarray], tuple]   # (N, 7) poses -> (q (N, J), ok (N,))
-_HIST = 16
-
-
-def _ratio(a: float, b: float, what: str) -> int:
-    r = a / b
-    n = int(round(r))
-    if n < 1 or abs(r - n) > 1e-6:
-        raise ValueError(f'{what} must be a whole multiple (got ratio {r:.6g})')
-    return n
+_WRITE = {K.W_OK: 'ok', K.W_STALE: 'stale', K.W_INVALID: 'invalid'}
+assert K.HIST == _HIST
 
 
-@dataclass(frozen=True)
-class TimeBaseConfig:
-    move_time: float = 0.0025           # T: high-level period, one move
-    segmentation_time: float = 0.00125  # h
-    servo_period: float = 0.000625      # Ts
-    buffer_size: int = 6
-    default_distance: int = 2
-    step: float = 0.01                  # time-base step, fraction of the servo period
-    gentle_steps: int = 2
-    max_steps: int = 10
-    patience: int = 4                   # servo cycles outside the default before escalating
-    time_base_control: bool = True
-    prefilter: str = 'exact'            # 'exact' (cubics reproduced) | 'none' (plain B-spline)
-    max_gap_fill: int = 2
-    extrapolate_moves: int = 1          # underrun: moves continued at constant velocity before holding
-    n_seg: int = field(init=False)
-    n_sub: int = field(init=False)
-    step_scale: int = field(init=False)
+class _BufferView:
+    """What callers read of the ring buffer (RingBuffer's attributes), from the kernel state."""
 
-    def __post_init__(self):
-        for name in ('move_time', 'segmentation_time', 'servo_period'):
-            v = getattr(self, name)
-            if not (np.isfinite(v) and v > 0):
-                raise ValueError(f'{name} must be positive and finite, got {v}')
-        object.__setattr__(self, 'n_seg', _ratio(self.move_time, self.segmentation_time,
-                                                 'move_time / segmentation_time'))
-        object.__setattr__(self, 'n_sub', _ratio(self.segmentation_time, self.servo_period,
-                                                 'segmentation_time / servo_period'))
-        object.__setattr__(self, 'step_scale', _ratio(1.0, self.step, '1 / step'))
-        prefilter_weights(self.prefilter)
-        if not self.default_distance < self.buffer_size:
-            raise ValueError('default_distance must be smaller than buffer_size')
-        if not 0 <= self.extrapolate_moves <= 4:
-            raise ValueError('extrapolate_moves must be in [0, 4]')
-        if self.max_gap_fill < self.default_distance:
-            raise ValueError('max_gap_fill must be >= default_distance (restart look-ahead)')
-        TimeBaseControl(self.default_distance, self.step, self.gentle_steps, self.max_steps, self.patience)
+    def __init__(self, ist, buf, size: int, period: float):
+        self._ist, self._buf, self.size, self.period = ist, buf, size, period
+
+    distance = property(lambda self: int(self._ist[K.I_W] - self._ist[K.I_R]))
+    w = property(lambda self: int(self._ist[K.I_W]))
+    r = property(lambda self: int(self._ist[K.I_R]))
+    overruns = property(lambda self: int(self._ist[K.I_OVERRUNS]))
+    refused = property(lambda self: int(self._ist[K.I_REFUSED]))
+    filled = property(lambda self: int(self._ist[K.I_FILLED]))
 
     @property
-    def servo_per_move(self) -> int:
-        return self.n_seg * self.n_sub
-
-    @property
-    def default_delay(self) -> float:
-        return self.default_distance * self.move_time + 1.5 * self.move_time + self.segmentation_time
+    def last_stamp(self) -> float | None:
+        w = int(self._ist[K.I_W])
+        return None if w < 0 else float(self._buf[w % self.size, 6])
 
 
-@dataclass
-class FrameOutput:
-    positions: np.ndarray      # (N, J) joint setpoints of the servo cycles of this frame
-    velocities: np.ndarray     # (N, J) per second
-    ref_stamps: np.ndarray     # (N,) reference time each setpoint reproduces
-    factors: np.ndarray        # (N,) time-base factor used in each cycle
-    distances: np.ndarray      # (N,) W - R after each cycle's reads
-    fractional_distances: np.ndarray  # (N,) the same with sub-pose resolution (controlled)
-    underruns: int             # moves started without a new pose in this frame
-    fault: str | None          # IK failure (latched): the output holds
+class _ControlView:
+    """TimeBaseControl's readable state (n, level, factor, limit) from the kernel state."""
+
+    def __init__(self, ist, control: TimeBaseControl):
+        self._ist, self.step = ist, control.step
+        self.default_distance, self.max_steps, self.gentle_steps = (
+            control.default_distance, control.max_steps, control.gentle_steps)
+
+    n = property(lambda self: int(self._ist[K.I_N]))
+    level = property(lambda self: int(self._ist[K.I_LEVEL]))
+    factor = property(lambda self: 1.0 + int(self._ist[K.I_N]) * self.step)
+    limit = property(lambda self: min(self.max_steps, self.gentle_steps * (int(self._ist[K.I_LEVEL]) + 1)))
 
 
-class NumpyTimeBaseEngine:
-    """The pipeline in numpy, one servo cycle at a time: the test oracle of the compiled
-    ``TimeBaseEngine`` (compiled.py), which runs the same steps in numba kernels."""
-
+class TimeBaseEngine:
     def __init__(self, config: TimeBaseConfig, ik: IKFunction):
         self.cfg = config
         self.ik = ik
-        self._w = prefilter_weights(config.prefilter)
+        self._w = prefilter_weights(config.prefilter).copy()
+        params = getattr(ik, 'kernel_params', None)
+        self._inline_ik = params is not None
+        self._ikp = params if self._inline_ik else _NO_IK
         self.started = False
         self.fault: str | None = None
-        self.underruns = 0
+        self._ist = np.zeros(K.INT_SIZE, dtype=np.int64)
+        self._fst = np.zeros(K.FLOAT_SIZE)
+        self._cf = self._config_array(config)
+        warm_up()
+
+    def _config_array(self, cfg: TimeBaseConfig) -> np.ndarray:
+        ctl = TimeBaseControl(cfg.default_distance, cfg.step, cfg.gentle_steps, cfg.max_steps, cfg.patience,
+                              cfg.time_base_control, cfg.servo_per_move)
+        c = np.zeros(K.CONFIG_SIZE)
+        c[K.K_T], c[K.K_H], c[K.K_TS], c[K.K_STEP] = cfg.move_time, cfg.segmentation_time, cfg.servo_period, cfg.step
+        c[K.K_D0], c[K.K_GENTLE], c[K.K_MAX_STEPS] = cfg.default_distance, cfg.gentle_steps, cfg.max_steps
+        c[K.K_PATIENCE], c[K.K_ENABLED] = cfg.patience, cfg.time_base_control
+        c[K.K_PER_STEP_CYCLE], c[K.K_DEADBAND] = ctl.per_step_cycle, ctl.deadband
+        c[K.K_EXTRAPOLATE], c[K.K_MAX_GAP], c[K.K_SIZE] = cfg.extrapolate_moves, cfg.max_gap_fill, cfg.buffer_size
+        c[K.K_NSEG], c[K.K_NSUB], c[K.K_STEP_SCALE] = cfg.n_seg, cfg.n_sub, cfg.step_scale
+        c[K.K_LAG] = 1.5 + cfg.segmentation_time / cfg.move_time   # engine.py: blending + spline lag
+        c[K.K_MAX_LEVEL], c[K.K_CYCLES] = cfg.max_steps // cfg.gentle_steps, cfg.servo_per_move
+        c[K.K_INLINE_IK] = self._inline_ik
+        self._control_template = ctl
+        return c
+
+    # --- state read by the nodes and tests ------------------------------------------------
+    underruns = property(lambda self: int(self._ist[K.I_UNDERRUNS]))
+    holds = property(lambda self: int(self._ist[K.I_HOLDS]))
+    holding = property(lambda self: bool(self._ist[K.I_HOLDING]))
+
+    @property
+    def last_valid_pose7(self) -> np.ndarray:
+        return self._fst[K.F_LAST_VALID:K.F_LAST_VALID + 7].copy()
 
     # --- set-up ---------------------------------------------------------------------------
     def _solve(self, poses7):
@@ -122,8 +108,8 @@ class NumpyTimeBaseEngine:
         return np.asarray(q, dtype=float), np.asarray(ok, dtype=bool)
 
     def start(self, pose7, stamp: float) -> None:
-        """Begin at rest at ``pose7`` (the robot's pose: first reference of a synchronised
-        stream), as if it had been written every period up to ``stamp``."""
+        """Begin at rest at ``pose7``, as if it had been written every period up to ``stamp``
+        (TimeBaseEngineNumpy.start)."""
         cfg = self.cfg
         pose7 = np.asarray(pose7, dtype=float)
         if pose7.shape != (7,) or not np.all(np.isfinite(pose7)) or np.linalg.norm(pose7[3:]) < 1e-9:
@@ -131,101 +117,55 @@ class NumpyTimeBaseEngine:
         q, ok = self._solve(pose7[None])
         if not ok[0]:
             raise ValueError('start pose has no inverse kinematics solution')
-        T, d0 = cfg.move_time, cfg.default_distance
+        T, d0, nj = cfg.move_time, cfg.default_distance, q.shape[1]
         p6 = pose7_to_pose6(pose7)
-        self.buffer = RingBuffer(cfg.buffer_size, T, cfg.max_gap_fill)
-        self.control = TimeBaseControl(d0, cfg.step, cfg.gentle_steps, cfg.max_steps, cfg.patience,
-                                       cfg.time_base_control, cfg.servo_per_move)
+        ist, fst = self._ist, self._fst
+        ist[:] = 0
+        fst[:] = 0.0
+        ist[K.I_W] = ist[K.I_R] = -1
+        self._buf = np.zeros((cfg.buffer_size, 7))
+        self._scratch = np.zeros(18)
+        self.buffer = _BufferView(ist, self._buf, cfg.buffer_size, T)
+        self.control = _ControlView(ist, self._control_template)
         self.start_stamp = float(stamp)
-        self._cycles = 0                         # servo cycles since start: the reader's clock
+        fst[K.F_START_STAMP] = self.start_stamp
         for i in range(d0 + 1):
-            self.buffer.write(p6, stamp - (d0 - i) * T)
+            K.buffer_write(self._cf, ist, self._buf, p6, stamp - (d0 - i) * T, self._scratch)
         s_move0 = stamp - d0 * T                 # stamp of the target of move 0
-        self._move = -1
+        ist[K.I_MOVE] = -1
         self._targets = np.array([np.append(p6, s_move0 + m * T) for m in (-3, -2, -1)])
-        self._f = np.zeros((_HIST, q.shape[1] + 1))
+        self._f = np.zeros((_HIST, nj + 1))
         self._c = np.zeros_like(self._f)
         for j in range(-3, 1):
             row = np.append(q[0], s_move0 + (j / cfg.n_seg - 1.5) * T)
             self._f[j % _HIST] = row
             self._c[j % _HIST] = row              # the prefilter is the identity on linear data
-        self._j = 0
-        self._v = -cfg.n_sub * cfg.step_scale    # v = -1 segmentation unit, as integer
-        self.last_valid_pose7 = pose7.copy()
+        ist[K.I_J] = 0
+        ist[K.I_V] = -cfg.n_sub * cfg.step_scale  # v = -1 segmentation unit, as integer
+        fst[K.F_LAST_VALID:K.F_LAST_VALID + 7] = pose7
+        n, s = cfg.servo_per_move, cfg.n_seg
+        self._seg, self._p7 = np.zeros((s, 7)), np.zeros((s, 7))
+        self._qs, self._oks = np.zeros((s, nj)), np.zeros(s, dtype=np.bool_)
+        self._rows, self._held = np.zeros((s, nj + 1)), np.zeros(nj + 1)
+        self._vs = np.zeros(n)                   # servo positions of the frame (kernel scratch)
         self.fault = None
-        self.underruns = 0
-        self.holding = False
-        self.holds = 0
-        self._extrapolated = 0
         self.started = True
 
     # --- writer side -----------------------------------------------------------------------
     def write(self, pose7, stamp: float) -> str:
         """One reference from the high level: 'ok', 'filled:n', 'stale' or 'invalid'."""
-        pose7 = np.asarray(pose7, dtype=float)
-        if pose7.shape != (7,) or not np.all(np.isfinite(pose7)) or np.linalg.norm(pose7[3:]) < 1e-9:
-            self.buffer.refused += 1
-            return 'invalid'
-        return self.buffer.write(pose7_to_pose6(pose7), float(stamp))
+        if not self.started:
+            raise RuntimeError('start() the engine first')
+        if not (type(pose7) is np.ndarray and pose7.dtype == np.float64 and pose7.shape == (7,)
+                and pose7.flags.c_contiguous):
+            pose7 = np.ascontiguousarray(pose7, dtype=float)
+            if pose7.shape != (7,):
+                self._ist[K.I_REFUSED] += 1
+                return 'invalid'
+        code, n_fill = K.write(self._cf, self._ist, self._buf, pose7, float(stamp), self._scratch)
+        return f'filled:{n_fill}' if code == K.W_FILLED else _WRITE[code]
 
     # --- low level ---------------------------------------------------------------------------
-    def _start_move(self) -> None:
-        cfg = self.cfg
-        item = self.buffer.read()
-        # poses already covered by an extrapolated move are skipped (their stamp is not newer)
-        while item is not None and item[1] <= self._targets[2, -1] + 0.5 * cfg.move_time:
-            item = self.buffer.read()
-        if item is not None:
-            target = np.append(item[0], item[1])
-            self._extrapolated = 0
-            self.holding = False
-        else:
-            self.underruns += 1
-            self._frame_underruns += 1
-            last, prev = self._targets[2], self._targets[1]
-            if self._extrapolated < cfg.extrapolate_moves and not self.holding:
-                # the pose is late: continue at constant velocity (what a late or dropped
-                # reference would most likely have said); the real one replaces what follows
-                target = 2.0 * last - prev
-                self._extrapolated += 1
-            else:
-                target = last.copy()               # stream gone: hold (zero move, no jump)
-                self.holding = True
-                self.holds += 1
-        self._targets = np.vstack([self._targets[1:], target])
-        self._move += 1
-        x = np.arange(1, cfg.n_seg + 1) / cfg.n_seg
-        pos, _ = blend(self._targets, x)                      # segmentation of the curve
-        held = self._f[self._j % _HIST]
-        if self.fault is None:
-            poses7 = pose6_to_pose7(pos[:, :6])
-            q, ok = self._solve(poses7)
-            good = np.all(np.isfinite(q), axis=1) & ok
-            rows = np.column_stack([q, pos[:, 6]])
-            bad = np.flatnonzero(~good)
-            k = int(bad[0]) if bad.size else len(rows)
-            if k > 0:
-                self.last_valid_pose7 = poses7[k - 1]
-            if bad.size:
-                # latch: hold the last reachable segment point (the spline brings the output
-                # to rest without a jump); only a restart clears it
-                self.fault = (f'inverse kinematics failed at segment point u={self._move + x[k]:.3f} '
-                              f'(pose {np.round(poses7[k], 6).tolist()}): holding')
-                rows[k:] = rows[k - 1] if k > 0 else held
-        else:
-            rows = np.repeat(held[None], cfg.n_seg, axis=0)
-        for row in rows:
-            self._j += 1
-            j = self._j
-            self._f[j % _HIST] = row
-            # prefilter (bspline.py) summed left to right, not by a BLAS dot whose rounding
-            # depends on the build: the control decides on the stamp channel of c, and the W-R
-            # error does land exactly on its deadband edge (drifting writer), so the last bit
-            # decides a step there; this order is the compiled engine's too
-            f, w = self._f, self._w
-            self._c[j % _HIST] = (w[0] * f[j % _HIST] + w[1] * f[(j - 1) % _HIST]
-                                  + w[2] * f[(j - 2) % _HIST] + w[3] * f[(j - 3) % _HIST])
-
     def step_frame(self, frame_time: float | None = None) -> FrameOutput:
         """Run the servo cycles of one move time; returns their setpoints.
 
@@ -235,44 +175,58 @@ class NumpyTimeBaseEngine:
         """
         if not self.started:
             raise RuntimeError('start() the engine first')
-        cfg = self.cfg
-        n_cycles = cfg.servo_per_move
-        scale = cfg.n_sub * cfg.step_scale
-        self._frame_underruns = 0
-        vs = np.empty(n_cycles)
-        factors = np.empty(n_cycles)
-        distances = np.empty(n_cycles, dtype=int)
-        frac = np.empty(n_cycles)
-        lag = 1.5 + cfg.segmentation_time / cfg.move_time   # internal lag of blending + spline, moves
-        for i in range(n_cycles):
-            n = self.control.n
-            self._v += cfg.step_scale + n
-            self._cycles += 1
-            need = -(-self._v // scale) + 1                  # control points up to ceil(v) + 1
-            while self._j < need:
-                self._start_move()
-            vs[i] = v = self._v / scale
-            factors[i] = 1.0 + n * cfg.step
-            distances[i] = self.buffer.distance
-            # W-R distance with sub-pose resolution, from the stamp channel of the output
-            j = need - 2
-            t = v - j
-            c = self._c[:, -1]
-            ref = ((1 - t) ** 3 * c[(j - 1) % _HIST] + (3 * t ** 3 - 6 * t * t + 4) * c[j % _HIST]
-                   + (-3 * t ** 3 + 3 * t * t + 3 * t + 1) * c[(j + 1) % _HIST] + t ** 3 * c[(j + 2) % _HIST]) / 6.0
-            if frame_time is None:
-                now = self.start_stamp + self._cycles * cfg.servo_period
-            else:
-                now = frame_time + (i + 1) * cfg.servo_period
-            frac[i] = (now - ref) / cfg.move_time - lag
-            # while holding on an underrun there is nothing to catch up with: relax instead
-            self.control.update(cfg.default_distance if self.holding else frac[i])
-        j = np.ceil(vs).astype(int) - 1
-        wp, wv = basis(vs - j)
-        rows = self._c[(j[:, None] + np.arange(-1, 3)[None, :]) % _HIST]   # (N, 4, J + 1)
-        pos = np.einsum('nk,nkc->nc', wp, rows)
-        vel = np.einsum('nk,nkc->nc', wv, rows) * (factors / cfg.segmentation_time)[:, None]
-        return FrameOutput(positions=pos[:, :-1], velocities=vel[:, :-1], ref_stamps=pos[:, -1],
-                           factors=factors, distances=distances, fractional_distances=frac,
-                           underruns=self._frame_underruns,
-                           fault=self.fault)
+        has_time = frame_time is not None
+        ft = float(frame_time) if has_time else 0.0
+        n, nj1 = self._vs.shape[0], self._f.shape[1]
+        pos, vel = np.empty((n, nj1)), np.empty((n, nj1))
+        factors, distances, frac = np.empty(n), np.empty(n, dtype=np.int64), np.empty(n)
+        args = (self._cf, self._ist, self._fst, self._buf, self._targets, self._f, self._c, self._w,
+                self._seg, self._p7, self._qs, self._oks, self._rows, self._held, self._ikp, ft, has_time,
+                self._vs, factors, distances, frac, pos, vel)
+        while K.run_frame(*args) == K.NEED_IK:
+            q, ok = self._solve(self._p7.copy())
+            self._qs[:] = q
+            self._oks[:] = ok
+        if self.fault is None and self._ist[K.I_FAULT]:
+            self.fault = self._fault_text()
+        return FrameOutput(pos[:, :-1], vel[:, :-1], pos[:, -1], factors, distances, frac,
+                           int(self._ist[K.I_FRAME_UNDERRUNS]), self.fault)
+
+    def _fault_text(self) -> str:
+        k = int(self._ist[K.I_FAULT_K])
+        u = int(self._ist[K.I_FAULT_MOVE]) + (k + 1) / self.cfg.n_seg
+        pose = np.round(self._fst[K.F_FAULT_POSE:K.F_FAULT_POSE + 7], 6).tolist()
+        return f'inverse kinematics failed at segment point u={u:.3f} (pose {pose}): holding'
+
+
+_NO_IK = np.zeros(1)
+_NO_IK.setflags(write=False)           # the same array type as a packed geometry: one kernel
+_warm = [None]
+
+
+def warm_up() -> float:
+    """Compile (or load from the on-disk cache) the engine kernels with the IK kernels they
+    inline; seconds taken (0 once done). ``TimeBaseEngine(...)`` calls it."""
+    if _warm[0] is not None:
+        return 0.0
+
+    def run():
+        from hil_core.hexaslide import inverse_kernel
+        inverse_kernel.warm_up()
+        eng = TimeBaseEngine.__new__(TimeBaseEngine)
+        _warm[0] = 0.0                      # constructing below must not recurse
+        eng.__init__(TimeBaseConfig(), _identity_ik)
+        eng.start(np.array([0.0, 0.0, 0.1, 0.0, 0.0, 0.0, 1.0]), 0.0)
+        eng.write(np.array([0.0, 0.0, 0.1, 0.0, 0.0, 0.0, 1.0]), 0.0025)
+        eng.step_frame()
+        eng.step_frame(0.005)
+    try:
+        _warm[0] = timed_warm_up(run)
+    except BaseException:
+        _warm[0] = None
+        raise
+    return _warm[0]
+
+
+def _identity_ik(poses7):
+    return np.asarray(poses7)[:, :6].copy(), np.ones(len(poses7), dtype=bool)

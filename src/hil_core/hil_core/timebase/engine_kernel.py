@@ -1,13 +1,13 @@
 """numba kernels of the timebase engine: the per-reference write and the per-frame servo loop.
 
-The algorithm is :class:`NumpyTimeBaseEngine`'s (engine.py, buffer.py, control.py,
+The algorithm is :class:`TimeBaseEngineNumpy`'s (engine.py, buffer.py, control.py,
 blending.py, bspline.py: read those for the why), step for step, with the same floating-point
 operations in the same order (numpy's einsum orders reproduced, the oracle's prefilter summed
 left to right like here). Only transcendental functions may differ in the last bit (numpy's
 SIMD sin/cos/atan2/pow against libm's) and only in the pose channels; the stamp channel, on
 which the time-base control decides, is computed identically.
 
-All engine state lives in arrays owned by :class:`hil_core.timebase.compiled.TimeBaseEngine`
+All engine state lives in arrays owned by :class:`hil_core.timebase.engine.TimeBaseEngine`
 (layouts below); a frame allocates only its output arrays. The inverse kinematics of the
 segment points runs inside the kernel when the engine's IK is the compiled hexaslide one; for
 any other IK callable :func:`run_frame` returns ``NEED_IK`` with the segment poses in ``p7``,
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import math
 
-from hil_core.hexaslide import compiled_ik
-from hil_core.hexaslide.compiled_ik import ik_q
-from hil_core.hexaslide.jit import njit_cached
+from hil_core.hexaslide import inverse_kernel
+from hil_core.hexaslide.inverse_kernel import ik_q
+from hil_core.maths.jit import njit_cached
 
 HIST = 16                         # engine.py _HIST: segment-point history (f and c rows)
 
@@ -266,7 +266,7 @@ def _finish_move(cf, ist, fst, fh, ch, w, seg, p7, qs, oks, rows, held_row):
         _push(ist, fh, ch, w, rows[i])
 
 
-@njit_cached(depends=(compiled_ik,))
+@njit_cached(depends=(inverse_kernel,))
 def run_frame(cf, ist, fst, buf, targets, fh, ch, w, seg, p7, qs, oks, rows, held_row, ikp,
               frame_time, has_frame_time, vs, factors, distances, frac, pos, vel):
     """step_frame's servo cycles (engine.py); FRAME_DONE with the outputs written, or NEED_IK

@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-from .compiled import TimeBaseEngine
+from .engine import TimeBaseEngine
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,8 @@ def hexaslide_ik(geometry='hexaslide_scaled', compiled: bool = True) -> Callable
     :class:`TimeBaseEngine` solves its segment points inside the frame kernel.
     ``compiled=False``: plain-numpy IK (the oracle; the engine then calls it from Python).
     """
-    from hil_core.hexaslide import compiled_ik, inverse_kinematics_numpy, load_geometry
+    from hil_core.hexaslide import inverse_kinematics_numpy, load_geometry
+    from hil_core.hexaslide import inverse_kernel
     geom = load_geometry(geometry) if isinstance(geometry, str) else geometry
     if not compiled:
         def ik(poses7):
@@ -136,12 +137,12 @@ def hexaslide_ik(geometry='hexaslide_scaled', compiled: bool = True) -> Callable
             return r.q, r.ok
         ik.geometry = geom
         return ik
-    params = compiled_ik.pack_geometry(geom)
+    params = inverse_kernel.pack_geometry(geom)
 
     def ik(poses7):
         poses7 = np.ascontiguousarray(np.asarray(poses7, dtype=float).reshape(-1, 7))
         q, ok = np.empty((len(poses7), 6)), np.empty(len(poses7), dtype=np.bool_)
-        compiled_ik.ik_q(params, poses7, q, ok)
+        inverse_kernel.ik_q(params, poses7, q, ok)
         return q, ok
     ik.geometry = geom
     ik.kernel_params = params

@@ -1,7 +1,7 @@
 """Which frames of the wall-time grid the real-time time base must have produced by now.
 
 In real time the time base produces a frame when that frame's reference comes in, with its
-reader clock ``lead`` frames ahead of the wall clock (``hil_nodes.timebase``). A frame's
+reader clock ``lead`` frames ahead of the wall clock (``hil_nodes.timebase.node``). A frame's
 message is first needed by the drives ``lead`` frames after the frame's time, so a frame can
 wait for its own reference for up to ``wait`` (at most the lead) without anything reaching the
 robot late. Producing it the moment its wall time has passed (``wait`` = 0) is what the time

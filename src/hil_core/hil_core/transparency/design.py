@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hil_core.ft.signal_chain import ChainConfig, SignalChain
-from hil_core.timebase.engine import TimeBaseConfig
+from hil_core.timebase.engine_numpy import TimeBaseConfig
 
 FORCE, MOTION = 'force', 'motion'
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hil_core.admittance.frf import FrequencyResponse, PhaseFit, fit_linear_phase, frf_h1
+from hil_core.transparency.frf import FrequencyResponse, PhaseFit, fit_linear_phase, frf_h1
 from hil_core.transparency.series import complete_segments
 from hil_core.transparency.validity import (MIN_CORRELATION_PEAK, Figure, Validity, assess,
                                             coherence_figure, not_measurable)

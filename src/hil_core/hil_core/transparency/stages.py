@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hil_core.admittance.frf import find_impulses, segment_starts
+from hil_core.transparency.frf import find_impulses, segment_starts
 from hil_core.admittance.ideal_response import ideal_response
 from hil_core.transparency.design import CONTRIBUTION, FORCE, KINDS, LABELS, STAGE_KEYS, ChainDesign
 from hil_core.transparency.pairs import PairResult, amplitude_ratio, compare
@@ -128,7 +128,7 @@ def displacement(poses: np.ndarray, home: np.ndarray, axis: int) -> np.ndarray:
     poses = np.asarray(poses, float)
     if axis < 3:
         return poses[:, axis] - home[axis]
-    from hil_core.rotations import quat_conjugate, quat_multiply, quat_to_rotvec
+    from hil_core.maths.rotations import quat_conjugate, quat_multiply, quat_to_rotvec
     rel = quat_multiply(quat_conjugate(np.broadcast_to(home[3:7], poses[:, 3:7].shape)), poses[:, 3:7])
     return quat_to_rotvec(rel)[:, axis - 3]
 

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from hil_nodes.system import repo_root
+from hil_nodes.bringup.system import repo_root
 
 FIGURE = re.compile(r'^[\w.\-/\[\]]+: \S+( \S+)?$')
 

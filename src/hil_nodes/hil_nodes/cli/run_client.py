@@ -11,7 +11,7 @@ from rclpy.task import Future
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from hil_core.status_names import status_node
+from hil_core.supervision.status_names import status_node
 from hil_nodes import qos, topics
 
 

@@ -25,8 +25,8 @@ from hil_nodes.cli.run_client import RunClient
 from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
 from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
-from hil_nodes.bringup import bringup_plan, process_commands, write_overrides
-from hil_nodes.system import SystemError_, apply_scenario, load_scenario, load_system
+from hil_nodes.bringup.plan import bringup_plan, process_commands, write_overrides
+from hil_nodes.bringup.system import SystemError_, apply_scenario, load_scenario, load_system
 
 
 def add_parser(sub) -> None:
@@ -113,7 +113,7 @@ def run(args) -> int:
     outcome, run_fault = 'error', ''
     try:  # from the first process on: whatever happens, every process is stopped below
         for name, cmd, extra_env in commands:   # one process per node (--isolated) or one container
-            group.start(name, cmd, extra_env)   # --rt: its HIL_RT_* requests (hil_nodes.rt_setup)
+            group.start(name, cmd, extra_env)   # --rt: its HIL_RT_* requests (hil_nodes.runtime.rt_setup)
         # the client only now: its DDS participant starts threads, and a fork of a process with
         # threads may hang in the child's preexec_fn (ProcessGroup.start: a hil run once hung
         # for good that way when the client came first). A client that matches the graph late

@@ -17,7 +17,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 
 from hil_nodes import qos, topics
-from hil_nodes.process_exit import ProcessExitReporter, describe_exit
+from hil_nodes.runtime.process_exit import ProcessExitReporter, describe_exit
 
 FAULT_WAIT = 3.0          # wall s the supervisor has to turn a reported exit into FAULT
 HARDWARE_STOP_WAIT = 6.0  # wall s the hardware has, once the supervisor died, to report its watchdog stop

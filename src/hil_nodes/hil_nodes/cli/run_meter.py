@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import time
 
-from hil_nodes import rt_setup
+from hil_nodes.runtime import rt_setup
 
 
 def _cpu_of(pid: int) -> float | None:

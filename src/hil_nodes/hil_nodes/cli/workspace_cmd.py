@@ -8,7 +8,7 @@ import sys
 
 import yaml
 
-from hil_nodes.system import repo_root
+from hil_nodes.bringup.system import repo_root
 
 
 def add_parser(sub) -> None:

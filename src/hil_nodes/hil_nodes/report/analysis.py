@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from hil_core import accounting
-from hil_core.admittance.run_analysis import NotMeasurable, RunTransparency, analyse_run
+from hil_core.transparency.run_analysis import NotMeasurable, RunTransparency, analyse_run
 from hil_core.transparency.design import LABELS, ChainDesign, design_from_parameters
 from hil_core.transparency.stages import ChainResult, analyse_chain
 from hil_core.transparency.validity import VERDICT_BAND_HZ
@@ -40,7 +40,7 @@ def admittance_model(manifest: dict):
     values = (manifest.get('parameters') or {}).get('admittance')
     if values is None:
         return None
-    from hil_nodes.admittance import AdmittanceNode
+    from hil_nodes.admittance.node import AdmittanceNode
     merged = {p.name: p.default for p in AdmittanceNode.PARAMS}
     merged.update(values.get('ros__parameters', values))
     return AdmittanceNode._build_model(SimpleNamespace(**merged))

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
-from hil_core.status_names import status_node
-from hil_nodes.bag import read_messages, recover_bag
+from hil_core.supervision.status_names import status_node
+from hil_nodes.recorder.bag import read_messages, recover_bag
 
 
 @dataclass

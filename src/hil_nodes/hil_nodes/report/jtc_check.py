@@ -1,7 +1,7 @@
 """Would a stock joint_trajectory_controller have taken every trajectory of a recorded run?
 
 Each /hexapod_controller/joint_trajectory message of the bag goes through
-``hil_core.joint_trajectory.jtc_validate`` with the settings of ``config/controllers.yaml``'s
+``hil_core.drives.joint_trajectory.jtc_validate`` with the settings of ``config/controllers.yaml``'s
 ``hexapod_controller``, at its arrival time in the bag's clock (the controller's "now" when it
 would have received it). The report prints how many were refused and why: the lab would have
 dropped exactly those.
@@ -14,9 +14,9 @@ import pathlib
 import yaml
 
 from hil_core.data_paths import data_root
-from hil_core.joint_trajectory import JtcSettings, jtc_validate
+from hil_core.drives.joint_trajectory import JtcSettings, jtc_validate
 from hil_nodes import topics
-from hil_nodes.convert import trajectory_from_msg
+from hil_nodes.msgs.convert import trajectory_from_msg
 
 CONTROLLER = 'hexapod_controller'
 

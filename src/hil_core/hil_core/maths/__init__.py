@@ -1,0 +1,1 @@
+"""Shared maths: rotations, TF frames, the numba cache helper."""

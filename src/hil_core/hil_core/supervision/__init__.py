@@ -1,0 +1,1 @@
+"""Supervision: HIL modes, liveness, the lifecycle plan, real-time health, status names, lockstep, rates and cycle health."""

@@ -1,0 +1,1 @@
+"""Bring-up: system files, the one bring-up plan, and its launch translation."""

@@ -1,0 +1,245 @@
+"""One bring-up plan for `hil run` and `ros2 launch hil_nodes hil.launch.py` (issue 16).
+
+``bringup_plan(...)`` decides every process to start, in start order, with its final parameters,
+remappings and environment; the clock owner; and the supervisor's ``managed_nodes`` (the
+bring-up order: configure all in this order, then activate all). The two ways of starting a
+system only translate it:
+
+- ``hil run``: ``run_overrides(plan)`` is the params file that follows each node's own files,
+  ``process_commands(plan, ...)`` the command lines (one process, or one per node);
+- ``launch/hil.launch.py``: ``hil_nodes.bringup.launch_plan.launch_entries(plan)``, plain data mapped
+  one to one onto launch_ros actions.
+
+Clocks (agreed with the real-time work; docs/lab.md):
+- mock, lockstep: the mock hardware owns /clock; every other node has use_sim_time true;
+- mock, real time: no node uses sim time (wall clock everywhere); the mock publishes no /clock
+  -- except at a time_scale other than 1, where sim time is not wall time: then as in lockstep;
+- hardware: no clock owner, no sim time, no lockstep (a real robot does not wait).
+``lockstep`` is set on every node to one value, whatever a node's own file says.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import pathlib
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import yaml
+
+from hil_nodes.runtime import rt_setup
+from hil_nodes.bringup.system import (NodeSpec, Scenario, SystemDescription, SystemError_, apply_scenario,
+                              container_ros_args, load_scenario, load_system, node_command, repo_root)
+
+MODES = ('mock', 'hardware')
+RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder', managed=True, rt_rank=None)
+CONTROLLER_MANAGER = 'controller_manager'   # ros2_control_node's node name; spawners address it
+
+
+@dataclass(frozen=True)
+class BringupPlan:
+    system: str
+    mode: str
+    lockstep: bool
+    rt: bool
+    processes: tuple[NodeSpec, ...]          # start order (lab side first, then the hil nodes)
+    clock_owner: str                         # '' when nobody publishes /clock
+    managed: tuple[str, ...]                 # supervisor's managed_nodes = lifecycle bring-up order
+    bag_path: pathlib.Path | None
+    record_topics: tuple[str, ...]
+    rviz_config: str = ''                    # config/rviz/<system>.rviz of the data tree, if any
+    description: SystemDescription | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def hil_nodes(self) -> list[NodeSpec]:
+        """The hil_suite nodes (what `hil run` starts)."""
+        return [p for p in self.processes if p.kind == 'hil']
+
+    @property
+    def lab_processes(self) -> list[NodeSpec]:
+        """robot_state_publisher, ros2_control_node and spawners (hardware mode, launch only)."""
+        return [p for p in self.processes if p.kind == 'lab']
+
+
+def bag_path_for(record_dir: str | os.PathLike, system: str, seed: int,
+                 stamp: datetime.datetime | None = None) -> pathlib.Path:
+    """<record_dir>/<system>_<date>_<time>_seed<seed>: one bag per run."""
+    stamp = stamp or datetime.datetime.now()
+    return pathlib.Path(record_dir).expanduser().resolve() / f'{system}_{stamp:%Y%m%d_%H%M%S}_seed{seed}'
+
+
+def _resolve_path(root: pathlib.Path, value):
+    """A relative file path in a system/scenario file is relative to the data tree (a node's
+    working directory may be anywhere)."""
+    if isinstance(value, str) and value and not os.path.isabs(value) and (root / value).exists():
+        return str((root / value).resolve())
+    return value
+
+
+def _load(system, scenario) -> tuple[SystemDescription, Scenario | None]:
+    desc = system if isinstance(system, SystemDescription) else load_system(str(system))
+    if isinstance(scenario, str) and scenario:
+        scenario = load_scenario(desc, scenario)
+    return apply_scenario(desc, scenario or None), scenario or None
+
+
+def with_robot_address(urdf: str, address: str) -> str:
+    """The URDF with every <param name="robot_address"> of its <ros2_control> hardware set."""
+    pattern = re.compile(r'(<param\s+name\s*=\s*"robot_address"\s*>)[^<]*(</param>)')
+    if not pattern.search(urdf):
+        raise SystemError_('robot_address given but the URDF has no <param name="robot_address"> in its '
+                           '<ros2_control> hardware block')
+    return pattern.sub(lambda m: m.group(1) + address + m.group(2), urdf)
+
+
+def _lab_processes(desc: SystemDescription, robot_address: str) -> list[NodeSpec]:
+    """Hardware mode, as lbr_fri_ros2_stack's hardware.launch.py: robot_state_publisher with the
+    URDF, ros2_control_node with the controllers file (it reads the URDF's <ros2_control> block
+    from /robot_description), and one spawner per controller once ros2_control_node started."""
+    hw = desc.hardware
+    if hw is None:
+        raise SystemError_(f'system {desc.name} has no hardware: block (mode:=hardware needs one)')
+    if not hw.controllers_file.is_file():
+        raise SystemError_(f'{desc.name}: controllers file {hw.controllers_file} does not exist')
+    urdf = hw.robot_description.read_text()
+    if robot_address:
+        urdf = with_robot_address(urdf, robot_address)
+    out = [NodeSpec(name='robot_state_publisher', package='robot_state_publisher', executable='robot_state_publisher',
+                    parameters={'robot_description': urdf, 'use_sim_time': False}, managed=False, kind='lab'),
+           NodeSpec(name=CONTROLLER_MANAGER, package='controller_manager', executable='ros2_control_node',
+                    params=(hw.controllers_file,), parameters={'use_sim_time': False},
+                    remappings={'~/robot_description': '/robot_description'}, managed=False, kind='lab')]
+    for ctrl in hw.controllers:
+        out.append(NodeSpec(name=f'spawner_{ctrl}', package='controller_manager', executable='spawner',
+                            arguments=(ctrl, '--controller-manager', f'/{CONTROLLER_MANAGER}'), managed=False,
+                            kind='lab', start_after=CONTROLLER_MANAGER))
+    return out
+
+
+def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | None = None, *, mode: str = 'mock',
+                 lockstep: bool | None = None, record: str | os.PathLike | None = None, rt: bool = False,
+                 time_scale: float | None = None, duration: float | None = None, seed: int = 0,
+                 netft_address: str = '', robot_address: str = '', rt_priority: int = 80, rt_cpus: str = '',
+                 rt_policy: str = 'rr', stamp: datetime.datetime | None = None) -> BringupPlan:
+    """The processes of one run of ``system`` (see the module docstring).
+
+    lockstep: None = the mode's default (mock: true, hardware: false). record: a directory (the
+    bag is <record>/<system>_<date>_seed<seed>). duration: sim seconds of an automatic run (the
+    supervisor requests START after bring-up and STOP then); None = no automatic run (the
+    operator calls /hil/start). time_scale: the mock's pace (default lockstep 0 = as fast as
+    possible, real time 1). netft_address: the ft_sensor nodes' sensor_ip. robot_address: the
+    URDF's <ros2_control> <param name="robot_address"> (hardware mode). rt: the HIL_RT_*
+    environment of every hil process (rt_policy 'rr' or 'fifo' at rt_priority minus the node's
+    rt_rank, affinity rt_cpus, mlockall; hil_nodes.runtime.rt_setup applies them where permitted). One
+    process per node (launch, `hil run --isolated`) wants 'rr': equal-priority FIFO processes
+    never preempt each other.
+    """
+    if mode not in MODES:
+        raise SystemError_(f"mode must be one of {MODES}, not {mode!r}")
+    hardware = mode == 'hardware'
+    if lockstep is None:
+        lockstep = not hardware
+    if hardware and lockstep:
+        raise SystemError_('lockstep needs the mock hardware: a real robot does not wait for frames')
+    desc, _ = _load(system, scenario)
+    root = repo_root()
+    bag_path = bag_path_for(record, desc.name, seed, stamp) if record else None
+    lab = _lab_processes(desc, robot_address) if hardware else []
+    nodes = ([RECORDER] if bag_path else []) + desc.select(use_mock=not hardware)
+    if time_scale is None:
+        time_scale = 0.0 if lockstep else 1.0
+    sim_clock = not hardware and (lockstep or float(time_scale) != 1.0)
+    owner = next((n.name for n in nodes if n.clock_owner), '') if sim_clock else ''
+    managed = tuple(n.name for n in nodes if n.managed)
+    monitored = [n.name for n in nodes if not n.managed and n.name != 'supervisor']
+    hw_params = desc.hardware.parameters if (hardware and desc.hardware) else {}
+    try:
+        rt_env = rt_setup.request_env(rt_priority, rt_cpus, mlock=True, policy=rt_policy) if rt else {}
+    except ValueError as exc:
+        raise SystemError_(f'rt_cpus: {exc}') from None
+    planned = []
+    for spec in nodes:
+        p = {k: _resolve_path(root, v) for k, v in spec.parameters.items()}
+        if not hardware:   # e.g. the F/T node reads the simulated sensor in-process
+            p.update({k: _resolve_path(root, v) for k, v in spec.mock_parameters.items()})
+            if not lockstep:   # e.g. hybrid5's drives: frames of 25 control cycles in real time
+                p.update({k: _resolve_path(root, v) for k, v in spec.realtime_parameters.items()})
+        p.update(hw_params.get(spec.name, {}))
+        if netft_address and spec.executable == 'ft_sensor':
+            p['sensor_ip'] = netft_address
+        p.update(use_sim_time=sim_clock and spec.name != owner, lockstep=lockstep, seed=int(seed))
+        if spec.clock_owner and not hardware:
+            p['time_scale'] = float(time_scale)
+        if spec.name == 'supervisor':
+            p.update(managed_nodes=list(managed), autostart=True, autostart_run=duration is not None,
+                     run_duration=float(duration or 0.0))
+            if monitored:   # an empty list has no type in a params file
+                p['monitored_nodes'] = monitored
+        if spec is RECORDER:
+            p.update(bag_path=str(bag_path), topics=list(desc.record_topics),
+                     checkpoint_after=desc.record_checkpoint_after)
+        env = rt_setup.ranked_env(rt_env, spec.rt_rank) if rt else {}
+        planned.append(replace(spec, parameters=p, env=env))
+    rviz = root / 'config' / 'rviz' / f'{desc.name}.rviz'
+    return BringupPlan(system=desc.name, mode=mode, lockstep=lockstep, rt=rt, processes=tuple(lab + planned),
+                       clock_owner=owner, managed=managed, bag_path=bag_path, record_topics=desc.record_topics,
+                       rviz_config=str(rviz) if rviz.is_file() else '', description=desc)
+
+
+# ---- the `hil run` translation ------------------------------------------------------------------
+
+def run_overrides(plan: BringupPlan) -> dict[str, dict[str, Any]]:
+    """The params file `hil run` passes after every node's own files (keyed by node name)."""
+    return {s.name: {'ros__parameters': dict(s.parameters)} for s in plan.hil_nodes if s.parameters}
+
+
+def process_commands(plan: BringupPlan, overrides_file: pathlib.Path,
+                     isolated: bool) -> list[tuple[str, list[str], dict[str, str]]]:
+    """(process name, command line, extra environment) of every hil node process `hil run`
+    starts: one per node (isolated) or one container with every node, in the plan's order. The
+    lab side of mode:=hardware (ros2_control_node, robot_state_publisher, spawners) is started by
+    `ros2 launch hil_nodes hil.launch.py` only."""
+    nodes = plan.hil_nodes
+    if isolated:
+        return [(s.name, node_command(s, overrides_file), dict(s.env)) for s in nodes]
+    args, ros_args, env = container_parts(plan, overrides_file)
+    return [('container', [sys.executable, '-m', 'hil_nodes.runtime.container', *args, '--ros-args', *ros_args], env)]
+
+
+def container_parts(plan: BringupPlan, overrides_file: pathlib.Path) -> tuple[list[str], list[str], dict[str, str]]:
+    """The one-process layout (`hil run`, launch's layout:=one_process): the container's own
+    arguments (``--node module:name`` in start order), its ROS arguments (every node's params
+    files, then ``overrides_file``; remappings scoped to their node) and its environment."""
+    nodes = plan.hil_nodes
+    args = [a for s in nodes for a in ('--node', f'{s.module}:{s.name}')]
+    return args, container_ros_args(nodes, overrides_file)[1:], rt_setup.highest_env([s.env for s in nodes])
+
+
+def write_overrides(plan: BringupPlan, path: pathlib.Path) -> pathlib.Path:
+    path.write_text(yaml.safe_dump(run_overrides(plan), sort_keys=False))
+    return path
+
+
+def effective_parameters(sources: list[Any], node: str) -> dict[str, Any]:
+    """The values a node ends up with from params files / params-file mappings applied in order,
+    as rclpy resolves them (checked against rclpy in test/integration/test_bringup_rclpy.py): a
+    later source wins, whether it names the node ('x' or '/x') or the wildcard '/**'."""
+    out: dict[str, Any] = {}
+    for src in sources:
+        data = src if isinstance(src, dict) else (yaml.safe_load(pathlib.Path(src).read_text()) or {})
+        for key, body in data.items():
+            if key.strip('/') in ('**', node.strip('/')):
+                out.update(_flatten((body or {}).get('ros__parameters', {})))
+    return out
+
+
+def _flatten(values: dict[str, Any], prefix: str = '') -> dict[str, Any]:
+    out = {}
+    for k, v in values.items():
+        if isinstance(v, dict):
+            out.update(_flatten(v, f'{prefix}{k}.'))
+        else:
+            out[f'{prefix}{k}'] = v
+    return out

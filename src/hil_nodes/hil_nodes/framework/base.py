@@ -1,0 +1,357 @@
+"""A small base for hil_suite lifecycle nodes.
+
+What every node gets from ``HilLifecycleNode``:
+
+* parameters declared from a ``PARAMS`` table of :class:`Param` (descriptor with description,
+  range and choices written out, read-only flags), validated in ``on_configure``: a bad or
+  missing value fails the transition with an error that names the parameter;
+* ``self.p``: the validated values as attributes;
+* online changes: refused while active unless the parameter is ``dynamic`` (the node then
+  applies it itself, bumplessly); accepted while inactive and applied through
+  ``apply_parameters``;
+* a DiagnosticArray status publisher (``self.status(level, message, **values)``), alive in
+  every lifecycle state so a refused configuration is visible; statuses are named
+  ``"<node>: <task>"`` as diagnostic_updater names them (``STATUS_TASK``, or ``task=`` per
+  call) and carry ``self.hardware_id()`` (what the status is about; ``'none'`` for software),
+  so consumers key them by the node name before ``': '`` (hil_core.supervision.status_names);
+* a bond-style heartbeat on ``/hil/heartbeat`` (std_msgs/Header, ``frame_id`` = node name),
+  sent on a wall timer *and* on the node clock, so the supervisor can tell a dead node both
+  when simulated time runs faster than real time and when it stands still;
+* cycle health: ``self.cycle_monitor(name, period)`` (in ``configure_node``) gives a
+  ``hil_core.supervision.timing.CycleHealth`` to wrap each cycle of the hot path (``t0 = mon.begin(stamp)``
+  ... ``mon.end(t0)``, ``mon.skipped()``), ``self.count_published(topic)`` counts outputs; the
+  figures go out as one ``<node>: cycle`` status every ``status_period`` (hil_nodes.framework.cycle_status);
+* parameter types checked in every source (hil_nodes.framework.param_sources): a wrong type in any
+  params file refuses configure with one line, an unknown parameter name is a warning;
+* hooks ``configure_node``, ``activate_node``, ``deactivate_node``, ``cleanup_node``,
+  ``error_node``, ``process_exit`` that subclasses override instead of the raw callbacks.
+"""
+from __future__ import annotations
+
+import gc
+import math
+import sys
+import time
+from types import SimpleNamespace
+from typing import Any, Sequence
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.parameter import Parameter
+from std_msgs.msg import Header
+
+from hil_core.supervision.status_names import CYCLE_TASK, NO_HARDWARE, status_name
+from hil_core.supervision.timing import CycleHealth
+from hil_nodes import qos, topics
+from hil_nodes.runtime import kernel_loads
+from hil_nodes.framework.cycle_status import CycleReport
+from hil_nodes.runtime.intra_process_node import IntraProcessNode
+from hil_nodes.framework.param_sources import check_sources, unknown_parameters
+from hil_nodes.framework.param_table import _PARAM_TYPES, REQUIRED, Param, ParameterError  # noqa: F401 (nodes import them from here)
+
+OK = DiagnosticStatus.OK
+WARN = DiagnosticStatus.WARN
+ERROR = DiagnosticStatus.ERROR
+STALE = DiagnosticStatus.STALE
+
+FREEZE_AFTER_ACTIVATION = False   # set by hil_nodes.runtime.runner in node processes (see on_activate)
+
+
+class HilLifecycleNode(IntraProcessNode, LifecycleNode):
+    """Base class of every hil_suite lifecycle node (see the module docstring)."""
+
+    PARAMS: Sequence[Param] = ()
+    # the task of this node's own statuses: they are named "<node>: <STATUS_TASK>"
+    STATUS_TASK = 'status'
+    COMMON_PARAMS: Sequence[Param] = (
+        Param('lockstep', bool, False,
+              'running in a lockstep simulation: reliable streams, outputs gated per frame'),
+        Param('heartbeat_period', float, 0.1, 'period of the liveness heartbeat (s, wall and node clock)',
+              range=(0.01, 5.0)),
+        # one name for one meaning in every node (issue 16 item 7): how often the node's periodic
+        # statuses go out; a node with a summary status of its own publishes it at this period too
+        Param('status_period', float, 0.5, 'wall s between periodic statuses on /diagnostics (the '
+              '"<node>: cycle" health status and the node\'s own summary, if it has one)',
+              range=(0.01, 60.0)),
+        Param('cycle_budget', float, 1.0, 'a cycle overruns when it takes more than this fraction of its '
+              'period (CPU time in lockstep, execution time in real time)', range=(0.01, 10.0)),
+        Param('inject_cycle_delay', float, 0.0, 'test only: CPU busy-wait added to every monitored cycle (s), '
+              'to emulate a slow node', range=(0.0, 1.0), dynamic=True),
+        # every node of a run gets the run's seed (hil run --seed, the launch argument); nodes
+        # with random sources use it, and no node warns about it as unknown
+        Param('seed', int, 0, 'seed of the run (random sources of the node, if any)'),
+    )
+    # parameters the base applies itself (never passed to a subclass's apply_parameters)
+    _BASE_DYNAMIC = frozenset({'inject_cycle_delay'})
+
+    def __init__(self, node_name: str, **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._param_table = {p.name: p for p in (*self.COMMON_PARAMS, *self.PARAMS)}
+        # wrong-typed values are found (and wrong overrides taken out) before declaring:
+        # declare_parameter would raise on them, i.e. a traceback instead of a refusal
+        self._type_problems: dict[str, list[str]] = {}
+        argv = [*sys.argv, *(kwargs.get('cli_args') or ())]   # the process's and the node's own
+        for name, problem in check_sources(self, self._param_table, argv):
+            self._type_problems.setdefault(name, []).append(problem)
+        for p in self._param_table.values():
+            descriptor = ParameterDescriptor(description=p.description,
+                                             additional_constraints=p.constraints(),
+                                             read_only=p.read_only)
+            ptype = _PARAM_TYPES[p.type]
+            if p.default is REQUIRED:
+                self.declare_parameter(p.name, ptype, descriptor)
+            elif isinstance(p.type, str) and len(p.default) == 0:
+                # rclpy would type an empty list as a byte array: declare the array type, then the
+                # empty default unless the parameter files gave a value.
+                self.declare_parameter(p.name, ptype, descriptor)
+                if self._raw_value(p.name) is None:
+                    self.set_parameters([Parameter(p.name, ptype, [])])
+            else:
+                self.declare_parameter(p.name, p.default, descriptor)
+        self.p = SimpleNamespace()
+        self._due_last: dict[str, float] = {}
+        self.active = False
+        self.configured = False
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._diag_pub = self.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
+        self._heartbeat_pub = self.create_publisher(Header, topics.HIL_HEARTBEAT, 10)
+        period = self.get_parameter('heartbeat_period').value
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(period, self._heartbeat, clock=self._steady)
+        if self.get_parameter('use_sim_time').value:
+            # a second beat on the node clock, so a node whose sim-time timers stopped is seen;
+            # on the wall clock the two would be the same beat twice (timer calls cost ~60 us)
+            self.create_timer(period, self._heartbeat)
+        self._cycles = CycleReport()
+        self._cycle_status_name = status_name(self.get_name(), CYCLE_TASK)
+        self.create_timer(self._declared_or_default('status_period'), self._publish_cycle_status,
+                          clock=self._steady)
+
+    # --- parameters -----------------------------------------------------------------------
+    def _raw_value(self, name: str) -> Any:
+        try:
+            return self.get_parameter(name).value
+        except ParameterUninitializedException:
+            return None
+
+    def _declared_or_default(self, name: str) -> Any:
+        try:
+            return self._param_table[name].validate(self._raw_value(name))
+        except ParameterError:
+            return self._param_table[name].default
+
+    def load_parameters(self) -> SimpleNamespace:
+        """Validate every declared parameter; raise ParameterError naming the first bad one
+        (wrong types in any source first, all of them in one line)."""
+        if self._type_problems:
+            raise ParameterError('; '.join(m for ms in self._type_problems.values() for m in ms))
+        values = {}
+        for name, p in self._param_table.items():
+            values[name] = p.validate(self._raw_value(name))
+        problem = self.check_parameters(SimpleNamespace(**values))
+        if problem:
+            raise ParameterError(problem)
+        return SimpleNamespace(**values)
+
+    def check_parameters(self, p: SimpleNamespace) -> str | None:
+        """Cross-parameter checks of a subclass; return an error text naming the parameters."""
+        return None
+
+    def apply_parameters(self, changed: set[str]) -> None:
+        """Called after accepted online changes (``self.p`` already updated)."""
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        if not self.configured:
+            for prm in params:            # a new value (rclpy checked its type) replaces a wrong one
+                self._type_problems.pop(prm.name, None)
+            return SetParametersResult(successful=True)
+        candidate = dict(vars(self.p))
+        for prm in params:
+            spec = self._param_table.get(prm.name)
+            if spec is None:
+                continue
+            if self.active and not spec.dynamic:
+                return SetParametersResult(
+                    successful=False,
+                    reason=f"parameter '{prm.name}' can only change while the node is inactive")
+            try:
+                candidate[prm.name] = spec.validate(prm.value)
+            except ParameterError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+        problem = self.check_parameters(SimpleNamespace(**candidate))
+        if problem:
+            return SetParametersResult(successful=False, reason=problem)
+        changed = {prm.name for prm in params if prm.name in self._param_table}
+        self.p = SimpleNamespace(**candidate)
+        if 'inject_cycle_delay' in changed:
+            self._cycles.set_inject_delay(self.p.inject_cycle_delay)
+        if changed - self._BASE_DYNAMIC:
+            self.apply_parameters(changed - self._BASE_DYNAMIC)
+        return SetParametersResult(successful=True)
+
+    # --- lifecycle --------------------------------------------------------------------------
+    def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
+        for name in unknown_parameters(self):
+            self.get_logger().warning(f"node {self.get_name()}: unknown parameter '{name}' ignored "
+                                      '(not declared by this node)')
+        try:
+            self.p = self.load_parameters()
+            self.configure_node()
+        except ParameterError as exc:
+            self.get_logger().error(f'configuration refused: {exc}')
+            self.status(ERROR, f'configuration refused: {exc}')
+            return TransitionCallbackReturn.FAILURE
+        except (ValueError, OSError) as exc:
+            self.get_logger().error(f'configuration failed: {exc}')
+            self.status(ERROR, f'configuration failed: {exc}')
+            return TransitionCallbackReturn.FAILURE
+        self.configured = True
+        self.status(OK, 'configured')
+        return super().on_configure(state)
+
+    def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        result = super().on_activate(state)
+        if result != TransitionCallbackReturn.SUCCESS:
+            return result
+        self.activate_node()
+        self.active = True
+        self.status(OK, 'active')
+        # what configure and activate built (kernels, models, buffers) lives until cleanup: out of
+        # the collector's generations, so a full collection never walks it in the middle of a run
+        # (a full collection of such a process took ~230 ms here: longer than any watchdog allows).
+        # Only in a node process (hil_nodes.runtime.runner): a test process creating and destroying
+        # nodes would keep their cyclic garbage (DDS entities included) for good.
+        if FREEZE_AFTER_ACTIVATION:
+            gc.freeze()
+        kernel_loads.arm()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.active = False
+        self.deactivate_node()
+        self.status(OK, 'inactive')
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.cleanup_node()
+        self._cycles.clear()
+        self.configured = False
+        return super().on_cleanup(state)
+
+    def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
+        if self.active:
+            self.active = False
+            self.deactivate_node()
+        if self.configured:
+            self.cleanup_node()
+        self._cycles.clear()
+        self.configured = False
+        return super().on_shutdown(state)
+
+    def on_error(self, state: LifecycleState) -> TransitionCallbackReturn:
+        self.active = False
+        self.error_node()
+        self.status(ERROR, 'error processing: node left in a safe state')
+        return TransitionCallbackReturn.SUCCESS
+
+    # hooks for subclasses --------------------------------------------------------------------
+    def configure_node(self) -> None:
+        """Create publishers/subscriptions/core objects; raise ParameterError/ValueError to refuse."""
+
+    def activate_node(self) -> None:
+        """Start producing output."""
+
+    def deactivate_node(self) -> None:
+        """Stop motion smoothly (hold) and stop producing output."""
+
+    def cleanup_node(self) -> None:
+        """Release what configure_node created."""
+
+    def error_node(self) -> None:
+        """Leave hardware in a safe state."""
+
+    def process_exit(self) -> None:
+        """Last chance to flush files when the process ends (ROS may be shut down already)."""
+
+    # --- cycle health ---------------------------------------------------------------------------
+    def cycle_monitor(self, name: str, period: float, deadline: float | None = None) -> CycleHealth:
+        """A cycle-health accumulator for one periodic cycle of this node (call in
+        ``configure_node``; ``period`` in s). The first one is the node's main cycle."""
+        p = self.p
+        monitor = CycleHealth(period, budget_fraction=p.cycle_budget, lockstep=p.lockstep,
+                              wall_stamps=not self.get_parameter('use_sim_time').value, deadline=deadline,
+                              inject_delay=p.inject_cycle_delay)
+        return self._cycles.add(name, monitor)
+
+    def count_published(self, topic: str, n: int = 1) -> None:
+        """Count ``n`` messages published on ``topic`` (reported as ``published.<topic>``)."""
+        published = self._cycles.published
+        published[topic] = published.get(topic, 0) + n
+
+    def _publish_cycle_status(self) -> None:
+        if not self._cycles.monitors and not self._cycles.published:
+            return
+        level, message, values = self._cycles.report()
+        self._send_status(self._cycle_status_name, level, message, values)
+
+    # --- helpers ------------------------------------------------------------------------------
+    def now_ns(self) -> int:
+        """``get_clock().now().nanoseconds``: the simulated time while it is active, else the system
+        clock (what rcl's ROS_TIME clock reads then) read directly. rclpy's ``now()`` builds a Time
+        object: 2.9 us against 0.8 here, and a real-time graph asks ~3000 times a second."""
+        clock = self.get_clock()
+        return clock.now().nanoseconds if clock.ros_time_is_active else time.time_ns()
+
+    def due(self, kind: str, period: float) -> bool:
+        """True at most once per ``period`` wall seconds for ``kind`` (see :func:`due`)."""
+        return due(self._due_last, kind, period)
+
+    def stream_qos(self):
+        """QoS of high-rate streams: reliable in lockstep, sensor-data otherwise."""
+        return qos.stream(reliable=bool(getattr(self.p, 'lockstep', False)))
+
+    def status(self, level: int, message: str, task: str | None = None, **values: Any) -> None:
+        """Publish a status ``"<node>: <task>"`` on /diagnostics (``task`` defaults to
+        ``STATUS_TASK``; key/values as strings)."""
+        self._send_status(status_name(self.get_name(), task or self.STATUS_TASK), level, message, values)
+
+    def hardware_id(self) -> str:
+        """The status's hardware_id: what hardware the node's statuses are about (a node that
+        talks to hardware or simulates it overrides this); ``'none'`` for software, as
+        diagnostic_updater has it."""
+        return NO_HARDWARE
+
+    def _send_status(self, name: str, level: int, message: str, values: dict) -> None:
+        msg = DiagnosticArray()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        st = DiagnosticStatus(level=bytes([level]) if isinstance(level, int) else level,
+                              name=name, message=message, hardware_id=self.hardware_id())
+        st.values = [KeyValue(key=str(k), value=_fmt(v)) for k, v in values.items()]
+        msg.status = [st]
+        self._diag_pub.publish(msg)
+
+    def _heartbeat(self) -> None:
+        msg = Header(frame_id=self.get_fully_qualified_name())
+        msg.stamp = self.get_clock().now().to_msg()
+        self._heartbeat_pub.publish(msg)
+
+
+def due(last: dict[str, float], kind: str, period: float) -> bool:
+    """True at most once per ``period`` wall seconds for ``kind`` (``last`` keeps the times): the
+    throttle to put before a log line or status on a per-message path. rclpy's logger inspects
+    the caller's source file on every call, throttled or not (~0.8 ms here): a refusal logged per
+    command made a late real-time graph later still."""
+    now = time.monotonic()
+    if now - last.get(kind, -math.inf) < period:
+        return False
+    last[kind] = now
+    return True
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f'{v:.9g}'
+    return str(v)

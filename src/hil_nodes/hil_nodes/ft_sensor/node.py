@@ -1,0 +1,316 @@
+"""ft_sensor: the F/T sensor driver node (seed 000, sections 3 and 5).
+
+Sources (``source``): ``netft`` (ATI Net F/T RDT over UDP), ``mock`` (hil_sim.mock_ft.node topic),
+``replay`` (rosbag2 WrenchStamped topic or CSV). Every sample goes through
+``hil_core.ft.signal_chain`` (validity, payload gravity compensation, bias, Butterworth
+low-pass, optional notch, decimation) and the node publishes, with stamp = sample time:
+
+* ``topics.FT_WRENCH_RAW``: compensated, biased, unfiltered valid samples (on the publish grid,
+  or every valid sample with ``publish_raw_all``);
+* ``topics.FT_WRENCH``: the filtered wrench at ``publish_rate``.
+
+Contract for downstream nodes (the admittance node relies on it): a rejected sample (NaN/inf,
+saturated, status error, 10x spike, out of order, wrong packet length) is never published; it
+is replaced by the last valid one in the filter input and reported as an ERROR diagnostic.
+Once no valid sample has arrived for ``stale_timeout`` (sample time) the node publishes nothing
+on either topic until valid data returns: downstream must hold on silence.
+In lockstep the node is purely reactive: the filtered wrench for frame t_k is published as
+soon as the input sample stamped t_k has been processed.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped, WrenchStamped
+from rclpy.clock import Clock, ClockType
+from std_srvs.srv import Trigger
+
+from hil_core.ft.signal_chain import MINI45_RANGE, REASONS, VALID, ChainConfig, SignalChain, rotate_wrench
+from hil_core.maths.rotations import quat_to_matrix
+from hil_nodes import topics
+from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.msgs.convert import pose_to_array
+from hil_nodes.ft_sensor.sources import SOURCES
+from hil_nodes.msgs.message_ring import MessageRing, fill_wrench_stamped
+from hil_nodes.runtime.runner import main_for
+
+
+class FtSensorNode(HilLifecycleNode):
+    # statuses "ft_sensor: signal chain", hardware_id the sensor read (hardware_id())
+    STATUS_TASK = 'signal chain'
+    PARAMS = (
+        Param('source', str, 'mock', 'input: netft (ATI Net F/T UDP), sim (simulated sensor in-process), '
+              'mock (hil_sim.mock_ft.node topic, 1.6 kHz over DDS), replay (bag/CSV)', choices=tuple(SOURCES)),
+        Param('sim_load_file', str, '', 'sim: load scenario YAML (seed, components, sensor_dropout)'),
+        Param('seed', int, 0, 'sim: seed of noise and random pushes when the load file gives none'),
+        Param('sensor_ip', str, '192.168.1.1', 'Net F/T address', check=lambda v: None if v else 'must not be empty'),
+        Param('sensor_port', int, 49152, 'Net F/T RDT UDP port', range=(1, 65535)),
+        Param('counts_per_force', float, 1e6, 'RDT counts per N (sensor calibration)', range=(1e-6, 1e12)),
+        Param('counts_per_torque', float, 1e6, 'RDT counts per N m (sensor calibration)', range=(1e-6, 1e12)),
+        Param('frame_id', str, 'ft_sensor', 'frame_id of the published wrenches (output_frame sensor)'),
+        Param('output_frame', str, 'sensor', 'sensor: sensor axes; base: rotated into base axes by the TCP '
+              'orientation (what the admittance node takes, wrench_frame control)', choices=('sensor', 'base')),
+        Param('base_frame_id', str, 'hexapod_base', 'frame_id of the published wrenches (output_frame base)'),
+        Param('sample_rate', float, 1600.0, 'input sample rate (Hz): filter design, replay grid, Net F/T rate',
+              range=(10.0, 7000.0)),
+        Param('publish_rate', float, 400.0, 'output rate (Hz); in lockstep stamps that are multiples of '
+              '1/publish_rate are published', range=(1.0, 7000.0)),
+        Param('filter_cutoff_hz', float, 40.0, 'Butterworth cut-off (Hz), seed 000: 40 Hz ~ 6 ms delay',
+              range=(0.1, 3500.0)),
+        Param('filter_order', int, 2, 'Butterworth order', range=(1, 8)),
+        Param('notch_hz', float, 0.0, 'mains notch frequency (Hz), 0 = off (50 Hz drives noise)', range=(0.0, 3500.0)),
+        Param('notch_q', float, 30.0, 'notch quality factor', range=(0.5, 1000.0)),
+        Param('bias_samples', int, 200, 'samples averaged by the software bias (tare)', range=(1, 100000)),
+        Param('hardware_bias', bool, False, 'netft: the bias service sends 0x0042 to the box instead of a software tare'),
+        Param('payload_mass', float, 0.0, 'payload mass for gravity compensation (kg)', range=(0.0, 1e4)),
+        Param('payload_cog', 'float[]', [0.0, 0.0, 0.0], 'payload centre of gravity in the sensor frame (m)', length=3,
+              range=(-10.0, 10.0)),
+        Param('gravity', 'float[]', [0.0, 0.0, -9.81], 'gravity in the base frame (m/s^2)', length=3, range=(-20.0, 20.0)),
+        Param('use_tcp_pose', bool, False, 'orientation for gravity compensation from the TCP pose topic '
+              '(identity = home orientation until the first pose)'),
+        Param('sensing_range', 'float[]', list(MINI45_RANGE), 'saturation limits |Fx..Tz| (N, N m), ATI mini45',
+              length=6, range=(1e-6, 1e9)),
+        Param('spike_factor', float, 10.0, 'reject jumps > factor x running jump scale (0 = off)', range=(0.0, 1e6)),
+        Param('spike_floor', 'float[]', [5.0, 0.5], 'smallest jump scale (N, N m)', length=2, range=(1e-9, 1e6)),
+        Param('spike_max_run', int, 16, 'a jump lasting this many samples is a real step', range=(1, 100000)),
+        Param('stale_timeout', float, 0.05, 'stop publishing after this long without a valid sample (s)',
+              range=(1e-4, 60.0)),
+        Param('receive_timeout', float, 0.1, 'netft: silence before "sensor silent" (s)', range=(0.001, 60.0)),
+        Param('reconnect_backoff_max', float, 2.0, 'netft: longest wait between stream re-requests (s)',
+              range=(0.01, 600.0)),
+        Param('replay_file', str, '', 'replay: rosbag2 directory or .csv (t, Fx, Fy, Fz, Tx, Ty, Tz)'),
+        Param('replay_topic', str, topics.FT_WRENCH_RAW, 'replay: WrenchStamped topic in the bag'),
+        Param('replay_loop', bool, False, 'replay: start over at the end instead of going stale'),
+        Param('publish_raw_all', bool, False, 'publish every valid raw sample, not only those on the publish grid'),
+        # the common status_period with this node's default: its figures (rate_hz, silence) cover one period
+        Param('status_period', float, 1.0, 'wall s between summary statuses (rate_hz and "no input" cover one '
+              'period) and "ft_sensor: cycle" statuses', range=(0.01, 60.0)),
+    )
+
+    def __init__(self, node_name: str = 'ft_sensor', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.lock = threading.RLock()
+        self.chain: SignalChain | None = None
+        self.source = None
+        self.pub = self.pub_raw = None
+        self._srv = self._timer = self._pose_sub = None
+        self.R = np.eye(3)
+        self.published = 0
+        self.bad_packets = 0
+        self._rate_count = 0
+        self._rate_t = time.monotonic()
+        self._last_error = 0.0
+        self._was_stale = True
+
+    def check_parameters(self, p) -> str | None:
+        if p.filter_cutoff_hz >= 0.5 * p.sample_rate:
+            return f"parameter 'filter_cutoff_hz' = {p.filter_cutoff_hz} must be below half of sample_rate ({p.sample_rate})"
+        if p.notch_hz >= 0.5 * p.sample_rate:
+            return f"parameter 'notch_hz' = {p.notch_hz} must be below half of sample_rate ({p.sample_rate})"
+        if p.publish_rate > p.sample_rate:
+            return f"parameter 'publish_rate' = {p.publish_rate} exceeds sample_rate = {p.sample_rate}"
+        if p.source == 'sim' and not p.sim_load_file:
+            return "parameter 'sim_load_file' is required when source is 'sim'"
+        if p.source == 'replay' and not p.replay_file:
+            return "parameter 'replay_file' is required when source is 'replay'"
+        return None
+
+    # --- lifecycle --------------------------------------------------------------------------------
+    def hardware_id(self) -> str:
+        """The sensor the signal chain reads (its statuses are about that sensor)."""
+        source = self._declared_or_default('source')
+        if source == 'netft':
+            return f"ATI Net F/T {self._declared_or_default('sensor_ip')}"
+        if source == 'replay':
+            return f"replayed F/T data {self._declared_or_default('replay_file') or '(no file)'}"
+        return {'sim': 'simulated F/T sensor', 'mock': 'mock F/T sensor (hil_sim mock_ft)'}.get(source, source)
+
+    def configure_node(self) -> None:
+        p = self.p
+        cfg = ChainConfig(sample_rate=p.sample_rate, publish_rate=p.publish_rate, cutoff_hz=p.filter_cutoff_hz,
+                          order=p.filter_order, notch_hz=p.notch_hz, notch_q=p.notch_q, bias_samples=p.bias_samples,
+                          payload_mass=p.payload_mass, payload_cog=tuple(p.payload_cog), gravity=tuple(p.gravity),
+                          sensing_range=tuple(p.sensing_range), spike_factor=p.spike_factor,
+                          spike_floor=tuple(p.spike_floor), spike_max_run=p.spike_max_run,
+                          stale_timeout=p.stale_timeout, decimation='count' if p.source == 'netft' else 'grid')
+        self.chain = SignalChain(cfg)
+        self._cycle = self.cycle_monitor('samples', 1.0 / p.publish_rate)
+        self.pub = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH, self.stream_qos())
+        self.pub_raw = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH_RAW, self.stream_qos())
+        self._ring, self._raw_ring = MessageRing(WrenchStamped), MessageRing(WrenchStamped)
+        self._srv = self.create_service(Trigger, topics.FT_BIAS, self._on_bias)
+        self._timer = self.create_timer(p.status_period, self._diagnose, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        if p.use_tcp_pose:
+            self._pose_sub = self.create_subscription(PoseStamped, topics.KINEMATICS_TCP_POSE, self._on_pose,
+                                                      self.stream_qos())
+        try:
+            self.source = SOURCES[p.source](self)
+        except (ValueError, OSError) as exc:
+            self._destroy_outputs()
+            raise ValueError(f'source {p.source!r}: {exc}') from exc
+
+    def activate_node(self) -> None:
+        self._was_stale = True
+        self.source.activate()
+        self.status(OK, f'active, source {self.p.source}', filter_delay_ms=1e3 * self.chain.delay_estimate())
+
+    def deactivate_node(self) -> None:
+        self.source.deactivate()
+
+    def cleanup_node(self) -> None:
+        self._destroy_outputs()
+
+    def error_node(self) -> None:
+        self._destroy_outputs()
+
+    def process_exit(self) -> None:
+        if self.source is not None and hasattr(self.source, 'client'):
+            self.source.close()   # tell a real box to stop streaming
+
+    def destroy_node(self):
+        if self.source is not None:   # stop the receive thread before the handles go away
+            self.source.close()
+            self.source = None
+        return super().destroy_node()
+
+    def _destroy_outputs(self) -> None:
+        if self.source is not None:
+            self.source.close()
+            self.source = None
+        if self._srv is not None:
+            self.destroy_service(self._srv)
+        if self._timer is not None:
+            self.destroy_timer(self._timer)
+        if self._pose_sub is not None:
+            self.destroy_subscription(self._pose_sub)
+        self._srv = self._timer = self._pose_sub = None
+        for pub in (self.pub, self.pub_raw):
+            if pub is not None:
+                self.destroy_lifecycle_publisher(pub)
+        self.pub = self.pub_raw = None
+
+    # --- data path ----------------------------------------------------------------------------------
+    def _on_pose(self, msg: PoseStamped) -> None:
+        q = pose_to_array(msg.pose)[3:]
+        if np.all(np.isfinite(q)) and np.linalg.norm(q) > 0.5:
+            self.R = quat_to_matrix(q)
+
+    def ingest(self, stamps_ns, wrench_si, flagged=None) -> None:
+        """Run samples through the chain and publish (called by the sources, any thread)."""
+        with self.lock:
+            if self.chain is None or not self.active:
+                return
+            t0 = self._cycle.begin(int(stamps_ns[-1]))
+            try:
+                self._process(stamps_ns, wrench_si, flagged)
+            finally:
+                self._cycle.end(t0)
+
+    def _process(self, stamps_ns, wrench_si, flagged) -> None:
+        """One batch of samples through the chain; publish what falls on the publish grid."""
+        out = self.chain.process(stamps_ns, wrench_si, R=self.R, flagged=flagged)
+        self._rate_count += len(out.stamps)
+        raw_rows = np.flatnonzero(out.valid if self.p.publish_raw_all else out.valid & out.publish)
+        rows = np.flatnonzero(out.publish)
+        raw, filtered = out.raw[raw_rows], out.filtered[rows]     # only what is published (1 of 4)
+        if self.p.output_frame == 'base':
+            raw, filtered = rotate_wrench(self.R, raw), rotate_wrench(self.R, filtered)
+        for k, i in enumerate(raw_rows):
+            self.pub_raw.publish(self._msg(self._raw_ring, out.stamps[i], raw[k]))
+        for k, i in enumerate(rows):
+            self.pub.publish(self._msg(self._ring, out.stamps[i], filtered[k]))
+            self.published += 1
+            self.count_published(topics.FT_WRENCH)
+        bad = out.reason[out.reason != VALID]
+        if bad.size:
+            self._report_error(f'rejected F/T sample(s): {", ".join(sorted({REASONS[r] for r in bad}))}; '
+                               'holding the last valid value')
+        stale = self.chain.is_stale(int(out.stamps[-1]))
+        if stale and not self._was_stale and self.chain.last_valid_stamp is not None:
+            self.status(ERROR, f'no valid F/T data for more than stale_timeout = {self.p.stale_timeout} s: '
+                        'wrench output stopped, downstream must hold', **self._figures())
+        self._was_stale = stale
+
+    def _msg(self, ring: MessageRing, stamp_ns: int, w) -> WrenchStamped:
+        msg = ring.next()
+        fill_wrench_stamped(msg, stamp_ns, self.p.frame_id if self.p.output_frame == 'sensor' else self.p.base_frame_id, w)
+        return msg
+
+    def _report_error(self, message: str) -> None:
+        now = time.monotonic()
+        if now - self._last_error > 0.2:      # rate-limited: a 7 kHz stream of NaN is one message per 0.2 s
+            self._last_error = now
+            self.status(ERROR, message, **self._figures())
+
+    def report_input_error(self, message: str) -> None:
+        """An input fault found by the source (rate-limited ERROR with the figures)."""
+        self._report_error(message)
+
+    def report_bad_packets(self, n: int) -> None:
+        self.bad_packets += n
+        self._report_error(f'{n} RDT packet(s) of the wrong length (not 36 bytes) dropped')
+
+    def report_silent(self, silent_for: float) -> None:
+        p = self.p
+        self._report_error(f'sensor silent: no RDT packet from {p.sensor_ip}:{p.sensor_port} for {silent_for:.2f} s. '
+                           'Only one client can stream from a Net F/T at a time: check that no other program '
+                           '(another driver, the web page, a second node) is streaming from it; re-requesting the stream')
+
+    # --- bias service and diagnostics ---------------------------------------------------------------
+    def _on_bias(self, request, response):
+        if not self.active or self.chain is None:
+            response.success, response.message = False, 'ft_sensor is not active'
+            return response
+        if self.p.hardware_bias and self.p.source == 'netft':
+            self.source.hardware_bias()
+            with self.lock:
+                self.chain.clear_bias()
+            response.success, response.message = True, f'hardware bias (0x0042) sent to {self.p.sensor_ip}'
+            return response
+        with self.lock:
+            response.success, response.message = self.chain.tare()
+        self.status(OK if response.success else WARN, response.message)
+        return response
+
+    def _figures(self) -> dict:
+        c = self.chain
+        figures = dict(source=self.p.source, published=self.published, nonfinite=c.counters['nonfinite'],
+                       saturated=c.counters['saturated'], spikes=c.counters['spike'],
+                       status_errors=c.counters['status'], out_of_order_stamps=c.counters['out_of_order'],
+                       filter_delay_ms=1e3 * c.delay_estimate(), bad_packets=self.bad_packets)
+        if hasattr(self.source, 'figures'):      # netft: packets, strays, resets, rate (netft_source)
+            figures.update(self.source.figures())
+        return figures
+
+    def _diagnose(self) -> None:
+        if not self.active or self.chain is None:
+            return
+        now = time.monotonic()
+        with self.lock:
+            rate = self._rate_count / max(now - self._rate_t, 1e-9)
+            self._rate_count, self._rate_t = 0, now
+            figures = self._figures()
+            stale = self._was_stale
+        if self.chain.last_valid_stamp is None:
+            level, msg = WARN, 'waiting for the first valid F/T sample'
+        elif stale:
+            level, msg = ERROR, 'no valid F/T data: output stopped, downstream holds'
+        elif rate == 0.0:
+            # lockstep: the simulation may just be paused; real time: the input has stopped
+            level = WARN if self.p.lockstep else ERROR
+            msg = f'no F/T input sample in the last {self.p.status_period:g} s: output stopped'
+        else:
+            level, msg = OK, 'streaming'
+        if getattr(self.source, 'fault', None):
+            level, msg = ERROR, self.source.fault
+        if getattr(self.source, 'silent', False):
+            level, msg = ERROR, 'sensor silent (only one client can stream from a Net F/T at a time)'
+        self.status(level, msg, rate_hz=rate, **figures)
+
+
+main = main_for(FtSensorNode)
+
+if __name__ == '__main__':
+    main()

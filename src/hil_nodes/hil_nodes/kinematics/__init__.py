@@ -1,0 +1,1 @@
+"""The kinematics node: node.py (the ROS shell) and its own helpers."""

@@ -1,0 +1,310 @@
+"""``kinematics`` lifecycle node: joint states -> estimated TCP pose, FK/IK queries, rviz output.
+
+Seed 000 section 3 / seed 001 section 5: the pose of the Hexaslide TCP is estimated in real time
+by forward kinematics, warm-started from the last estimate, at the joint-state rate. For the
+iiwa the flange pose comes from pinocchio (``hil_core.iiwa.kinematics``).
+
+* ``/joint_states`` -> ``/kinematics/tcp_pose`` (PoseStamped, stamp = the joint sample time,
+  frame ``frame_id``). No publication, and a (throttled) diagnostic, for: missing or duplicated
+  joint names, name/position count mismatch, NaN/inf positions, decreasing stamps, FK
+  non-convergence (the warm start then stays at the last good estimate). A repeated stamp is
+  counted silently (the lockstep mock repeats t_0 before the first command); a zero stamp is
+  valid (simulated time starts at 0).
+* queries with standard messages (topic pairs, correlation by ``header.stamp``):
+  FK: JointState on ``/kinematics/forward/request`` -> PoseStamped on ``.../response``;
+  IK: PoseStamped on ``/kinematics/inverse/request`` -> JointState on ``.../response``.
+  A failed query is answered with NaN values and ``header.frame_id = 'error: <reason>'``.
+* ``/kinematics/markers`` (MarkerArray, at most ``marker_rate`` Hz of joint-sample time): the
+  six legs, sliders, platform joints and platform of the Hexaslide (the closed chain cannot go
+  through robot_state_publisher). ``/robot_description`` (latched String): ``urdf_file``.
+* ``/tf``: ``frame_id`` -> the child of the URDF's floating joint (Hexaslide ``tcp``, hybrid5
+  ``hybrid5_platform``) = the FK pose, with every joint sample, stamped with it; the URDF joint
+  frames (``tf_joint_frames``; off where robot_state_publisher runs) and the six Hexaslide
+  ``leg_i`` frames at ``tf_frames_rate``. ``/tf_static``: ``tcp -> ft_sensor_frame`` and the
+  URDF's fixed joints (hil_nodes.msgs.tf_publisher).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from geometry_msgs.msg import Point, PoseStamped
+from rclpy.clock import Clock, ClockType
+from sensor_msgs.msg import JointState
+from std_msgs.msg import ColorRGBA, String
+from visualization_msgs.msg import Marker, MarkerArray
+
+from hil_core import hexaslide as hx
+from hil_nodes import qos, topics
+from hil_nodes.msgs import convert
+from hil_nodes.framework.base import ERROR, OK, STALE, WARN, HilLifecycleNode, Param
+from hil_nodes.runtime.intra_process import reader_count
+from hil_nodes.kinematics.robots import DEFAULT_URDF, resolve, robot_adapter
+from hil_nodes.msgs.message_ring import MessageRing, fill_pose_stamped
+from hil_nodes.runtime.runner import main_for
+from hil_nodes.msgs.tf_publisher import RobotTf
+
+ROBOTS = ('hexaslide_scaled', 'hexaslide_full', 'iiwa14', 'hybrid5')
+DEFAULT_FRAME = {'hexaslide_scaled': 'hexapod_base', 'hexaslide_full': 'hexapod_base', 'iiwa14': 'iiwa_link_0',
+                 'hybrid5': 'hybrid5_base'}
+
+
+class KinematicsNode(HilLifecycleNode):
+    """Kinematics node (see module docstring)."""
+
+    # statuses "kinematics: pose estimate": the TCP pose from forward kinematics, bad joint states
+    STATUS_TASK = 'pose estimate'
+    PARAMS = (
+        Param('robot', str, 'hexaslide_scaled', 'which robot', choices=ROBOTS),
+        Param('geometry_file', str, '', 'hexaslide geometry yaml overriding config/hexafloat_<scale>.yaml'),
+        Param('urdf_file', str, '', 'URDF published on /robot_description (default urdf/<robot>.urdf)'),
+        Param('frame_id', str, '', 'frame of poses (default hexapod_base, iiwa_link_0 for iiwa14)'),
+        Param('fk_method', str, 'newton', "hexaslide FK: 'newton' (analytic Jacobian) or 'jfmd' (seed 000)",
+              choices=('newton', 'jfmd')),
+        Param('fk_tolerance', float, 1e-9, 'FK convergence tolerance (m, rad)', range=(1e-14, 1e-3)),
+        Param('fk_max_iterations', int, 50, 'FK iteration limit per sample', range=(1, 1000)),
+        Param('fk_predict', bool, True, 'warm start from a constant-velocity extrapolation of the two last '
+              'estimates (periodic joint states) instead of the last estimate'),
+        # the time base's name for the same throttle (issue 16 item 7)
+        Param('warn_interval', float, 0.5, 'at most one diagnostic per kind of bad input per interval '
+              '(s wall; no flooding at 1 kHz), every occurrence is counted', range=(0.0, 60.0)),
+        Param('stale_timeout', float, 1.0, 'no joint state for this long (wall s) while active: STALE '
+              'diagnostic (no pose is published without joint states)', range=(0.01, 600.0)),
+        Param('marker_rate', float, 30.0, 'MarkerArray rate limit in joint-sample time (Hz, 0 = off)',
+              range=(0.0, 1000.0)),
+        Param('tf_frames_rate', float, 50.0, 'rate of the joint and leg frames on /tf in joint-sample time '
+              '(Hz, 0 = off); the platform frame goes with every joint sample', range=(0.0, 1000.0)),
+        Param('tf_joint_frames', bool, True, 'publish the URDF joint frames as robot_state_publisher would '
+              '(false where one runs)'),
+        Param('ft_sensor_frame', str, 'ft_sensor', "F/T sensor frame at the Hexaslide TCP on /tf_static ('' = none)"),
+    )
+
+    def __init__(self, node_name: str = 'kinematics', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.robot = None
+        self._io = []
+        self._desc_pub = None
+        self.counters = dict.fromkeys(('published', 'malformed', 'bad_stamp', 'repeated_stamp', 'fk_failed',
+                                       'fk_queries', 'ik_queries', 'query_errors', 'inactive_dropped'), 0)
+        # The joint-state subscription lives as long as the node (see configure_node).
+        self._joint_sub = None
+        self._joint_sub_lockstep: bool | None = None
+        self._last_stamp = -1   # no sample yet: sim time starts at 0, a zero stamp is valid
+        self._last_marker = -math.inf
+        self._built = None
+        self._stale_timer = None
+        self._stale = False
+        self._last_input = 0.0
+
+    # --- parameters and lifecycle ---------------------------------------------------------------
+    def check_parameters(self, p) -> str | None:
+        """Build the robot model for these values (configure, or a change while inactive)."""
+        urdf = resolve(p.urdf_file or DEFAULT_URDF[p.robot])
+        if not urdf.is_file():
+            return f"parameter 'urdf_file': {urdf} not found"
+        try:
+            robot = robot_adapter(p)
+        except (ValueError, OSError) as exc:
+            return f"robot '{p.robot}': {exc}"
+        self._built = (robot, p.frame_id or DEFAULT_FRAME[p.robot], urdf.read_text())
+        return None
+
+    def _adopt(self) -> None:
+        self.robot, self.frame, description = self._built
+        self._desc_pub.publish(String(data=description))
+
+    def apply_parameters(self, changed: set[str]) -> None:
+        # only while inactive (nothing here is dynamic): the model checked above replaces the old
+        self._adopt()
+        note = ' (lockstep QoS applies at the next configure)' if 'lockstep' in changed else ''
+        self.status(OK, 'parameters applied' + note, changed=','.join(sorted(changed)), robot=self.p.robot)
+
+    def configure_node(self) -> None:
+        self._desc_pub = self.create_publisher(String, topics.ROBOT_DESCRIPTION, qos.latched())
+        self._adopt()                      # built by check_parameters during load_parameters
+        stream = self.stream_qos()
+        self.pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, stream)
+        self._pose_ring = MessageRing(PoseStamped)
+        self._cycle = self.cycle_monitor('fk', 0.0025)
+        self.marker_pub = self.create_lifecycle_publisher(MarkerArray, topics.KINEMATICS_MARKERS, 10)
+        self._tf = RobotTf(self, self._built[2], self.robot.joint_names, self.frame, self.robot.geom,
+                           self.p.tf_frames_rate, self.p.tf_joint_frames, self.p.ft_sensor_frame)
+        self.fk_resp = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_FK_RESPONSE, qos.command())
+        self.ik_resp = self.create_lifecycle_publisher(JointState, topics.KINEMATICS_IK_RESPONSE, qos.command())
+        # wall (steady) clock: in lockstep a dead clock owner also stops the node clock
+        self._stale_timer = self.create_timer(self.p.stale_timeout / 2.0, self._check_stale,
+                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._io = [self.pose_pub, self.marker_pub, self.fk_resp, self.ik_resp,
+                    self.create_subscription(JointState, topics.KINEMATICS_FK_REQUEST, self._on_fk_query,
+                                             qos.command()),
+                    self.create_subscription(PoseStamped, topics.KINEMATICS_IK_REQUEST, self._on_ik_query,
+                                             qos.command())]
+        # /joint_states is subscribed once, not once per configure (issue 17 item 7): a transient-
+        # local subscription created anew was replayed the publisher's history, joint states from
+        # before the deactivation that DDS handed over after the activation, and they came out as
+        # poses of the past. The subscription is volatile now (qos.joint_states), and a kept one
+        # takes every sample when it arrives, so one published while inactive is dropped then.
+        # Only a change of the QoS (the lockstep parameter) needs a new one.
+        if self._joint_sub is None or self._joint_sub_lockstep != bool(self.p.lockstep):
+            if self._joint_sub is not None:
+                self.destroy_subscription(self._joint_sub)
+            self._joint_sub = self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints,
+                                                      qos.joint_states(self.p.lockstep))
+            self._joint_sub_lockstep = bool(self.p.lockstep)
+
+    def activate_node(self) -> None:
+        self.robot.reset()                 # cold start from home: converges everywhere (tested)
+        self._last_stamp = -1   # no sample yet: sim time starts at 0, a zero stamp is valid
+        self._last_marker = -math.inf
+        self._last_input = time.monotonic()
+        self._stale = False
+
+    def _check_stale(self) -> None:
+        if self.active and not self._stale and time.monotonic() - self._last_input > self.p.stale_timeout:
+            self._stale = True
+            self.status(STALE, f'no joint states for {self.p.stale_timeout} s: no TCP pose estimate',
+                        published=self.counters['published'])
+
+    def cleanup_node(self) -> None:
+        if self._stale_timer is not None:
+            self.destroy_timer(self._stale_timer)
+            self._stale_timer = None
+        for ent in self._io:
+            self.destroy_publisher(ent) if hasattr(ent, 'publish') else self.destroy_subscription(ent)
+        self._io = []
+        if self._desc_pub is not None:
+            self.destroy_publisher(self._desc_pub)
+            self._desc_pub = None
+        if getattr(self, '_tf', None) is not None:
+            self._tf.destroy()
+            self._tf = None
+        self.robot = None
+
+    # --- diagnostics ---------------------------------------------------------------------------------
+    def _problem(self, kind: str, level: int, message: str, **values) -> None:
+        self.counters[kind] += 1
+        if self.due(kind, self.p.warn_interval):
+            self.status(level, message, count=self.counters[kind], **values)
+
+    # --- real-time stream -------------------------------------------------------------------------
+    def _on_joints(self, msg: JointState) -> None:
+        if not self.active:
+            self.counters['inactive_dropped'] += 1
+            return
+        t0 = self._cycle.begin(convert.stamp_to_ns(msg.header.stamp))
+        try:
+            self._take_joints(msg)
+        finally:
+            self._cycle.end(t0)
+
+    def _take_joints(self, msg: JointState) -> None:
+        self._last_input = time.monotonic()
+        if self._stale:
+            self._stale = False
+            self.status(OK, 'joint states resumed')
+        stamp = convert.stamp_to_ns(msg.header.stamp)
+        try:
+            q = convert.joint_positions(msg, self.robot.joint_names)
+        except ValueError as exc:
+            self._problem('malformed', ERROR, f'malformed joint state: {exc}', stamp=stamp)
+            return
+        if stamp == self._last_stamp:
+            self.counters['repeated_stamp'] += 1
+            return
+        if stamp < self._last_stamp:
+            self._problem('bad_stamp', WARN, 'joint state with out-of-order stamp ignored',
+                          stamp=stamp, last=self._last_stamp)
+            return
+        try:
+            pose, reason = self.robot.fk(q)
+        except ValueError as exc:
+            pose, reason = None, str(exc)
+        if pose is None:
+            self._problem('fk_failed', ERROR, f'forward kinematics failed: {reason}', stamp=stamp,
+                          q=np.array2string(q, precision=6))
+            return
+        self._last_stamp = stamp
+        out = self._pose_ring.next()
+        fill_pose_stamped(out, msg.header.stamp, self.frame, pose)
+        self.pose_pub.publish(out)
+        self.counters['published'] += 1
+        self.count_published(topics.KINEMATICS_TCP_POSE)
+        self._tf.on_sample(msg.header.stamp, stamp, pose, q)
+        rate = self.p.marker_rate
+        # rviz markers only for a reader (20 marker objects: ~1 ms in a running graph, 30 times a second)
+        if (rate > 0 and self.robot.geom is not None and stamp * 1e-9 - self._last_marker >= 1.0 / rate
+                and reader_count(self.marker_pub)):
+            self._last_marker = stamp * 1e-9
+            self.marker_pub.publish(self._markers(msg.header.stamp, pose, q))
+
+    # --- queries ---------------------------------------------------------------------------------------
+    def _on_fk_query(self, msg: JointState) -> None:
+        if not self.active:
+            return
+        self.counters['fk_queries'] += 1
+        out = PoseStamped()
+        out.header.stamp = msg.header.stamp
+        try:
+            pose, reason = self.robot.fk_query_solve(convert.joint_positions(msg, self.robot.joint_names))
+        except ValueError as exc:
+            pose, reason = None, str(exc)
+        if pose is None:
+            self.counters['query_errors'] += 1
+            out.header.frame_id = f'error: {reason}'
+            pose = [math.nan] * 7
+        else:
+            out.header.frame_id = self.frame
+        out.pose = convert.array_to_pose(pose)
+        self.fk_resp.publish(out)
+
+    def _on_ik_query(self, msg: PoseStamped) -> None:
+        if not self.active:
+            return
+        self.counters['ik_queries'] += 1
+        out = JointState(name=list(self.robot.joint_names))
+        out.header.stamp = msg.header.stamp
+        if msg.header.frame_id not in ('', self.frame):
+            q, reason = None, f"pose frame '{msg.header.frame_id}' is not '{self.frame}'"
+        else:
+            q, reason = self.robot.ik(convert.pose_to_array(msg.pose))
+        if q is None:
+            self.counters['query_errors'] += 1
+            out.header.frame_id = f'error: {reason}'
+            q = [math.nan] * len(out.name)
+        else:
+            out.header.frame_id = self.frame
+        out.position = [float(v) for v in q]
+        self.ik_resp.publish(out)
+
+    # --- rviz ---------------------------------------------------------------------------------------------
+    def _markers(self, stamp, pose, q) -> MarkerArray:
+        geom = self.robot.geom
+        sliders, joints = hx.chain_points(geom, pose, q)
+        size = geom.link_length
+
+        def marker(mid, kind, ns, scale, rgba):
+            m = Marker(id=mid, type=kind, action=Marker.ADD, ns=ns)
+            m.header.stamp = stamp
+            m.header.frame_id = self.frame
+            m.pose.orientation.w = 1.0
+            m.scale.x, m.scale.y, m.scale.z = scale
+            m.color = ColorRGBA(r=rgba[0], g=rgba[1], b=rgba[2], a=rgba[3])
+            return m
+
+        legs = marker(0, Marker.LINE_LIST, 'legs', (0.03 * size, 0, 0), (0.8, 0.8, 0.85, 1.0))
+        legs.points = [Point(x=float(v[0]), y=float(v[1]), z=float(v[2]))
+                       for pair in zip(sliders, joints) for v in pair]
+        balls = marker(1, Marker.SPHERE_LIST, 'joints', (0.05 * size,) * 3, (0.15, 0.35, 0.8, 1.0))
+        balls.points = [Point(x=float(v[0]), y=float(v[1]), z=float(v[2])) for v in (*sliders, *joints)]
+        platform = marker(2, Marker.CYLINDER, 'platform',
+                          (2.2 * geom.platform_radius, 2.2 * geom.platform_radius, 0.03 * size),
+                          (0.95, 0.55, 0.1, 0.8))
+        platform.pose = convert.array_to_pose(pose)
+        return MarkerArray(markers=[legs, balls, platform])
+
+
+main = main_for(KinematicsNode)
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,1 @@
+"""Messages: conversion to and from numpy, message rings refilled per publish, CDR encoding, /tf publishing."""

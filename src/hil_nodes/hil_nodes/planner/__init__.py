@@ -1,0 +1,1 @@
+"""The planner node: node.py (the ROS shell) and its own helpers."""

@@ -1,0 +1,368 @@
+"""`planner` lifecycle node: the trajectory planner of seed 000 4.1 / seed 001 3 between the
+admittance model and the time-base buffer (docs/planner.md). Thin: parameters, messages, the
+lockstep gate; the algorithm is ``hil_core.planner.trajectory_planner``.
+
+Per frame t_k (``/hil/frame``, frame_id = supervisor mode) it steps the planner once and publishes
+the safe reference (PoseStamped + TwistStamped stamped t_k). Lockstep: when the planner's phase
+consumes the model's reference (SYNCHRONIZING, RUNNING) frame k is computed only once the
+reference stamped t_k is in as well (``FrameSync``); in the other phases nobody needs to produce
+one, so the frame alone releases it. Either way the output is a function of message content.
+A reference that does not come within ``reference_wait`` wall seconds (dead admittance) is
+treated as a dropout and reported.
+
+Real time (wall clock): the planner is driven by the model's references, one step per
+reference, stamped with it (so the chain F/T sample -> reference -> safe reference keeps one
+stamp and a constant delay; a separate frame timer would beat against the F/T clock and skip or
+repeat references). The mode comes from the latched ``/hil/mode``. When no reference has come
+for ``realtime_fallback_frames`` frames (FAULT, a dead or stalled admittance) a wall timer steps
+the planner without one, so it can still brake and hold.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PoseStamped, TwistStamped
+from rclpy.clock import Clock, ClockType
+from std_msgs.msg import Header, String
+from visualization_msgs.msg import MarkerArray
+
+from hil_core.supervision.lockstep import FrameSync
+from hil_core.supervision.modes import MOVING_MODES, HilMode
+from hil_core.planner.config import PlannerConfig, Workspace
+from hil_core.planner.trajectory_planner import ERROR as EV_ERROR, WARN as EV_WARN, TrajectoryPlanner
+from hil_core.supervision.timing import HIGH_LEVEL_PERIOD
+from hil_nodes import qos, topics
+from hil_nodes.msgs import convert
+from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, Param, ParameterError
+from hil_nodes.msgs.message_ring import MessageRing, fill_pose_stamped
+from hil_nodes.planner.markers import workspace_markers
+from hil_nodes.runtime.runner import main_for
+from hil_nodes.bringup.system import repo_root
+
+_LEVEL = {0: DiagnosticStatus.OK, EV_WARN: DiagnosticStatus.WARN, EV_ERROR: DiagnosticStatus.ERROR}
+_SIX = dict(length=6, range=(1e-6, 1e6))
+
+
+class PlannerNode(HilLifecycleNode):
+    # statuses "planner: workspace": the workspace guard and motion phases
+    STATUS_TASK = 'workspace'
+    PARAMS = (
+        Param('robot', str, 'hexaslide_scaled', 'robot whose workspace file is used',
+              choices=('hexaslide_scaled', 'hexaslide_full')),
+        Param('workspace_file', str, '', 'workspace limits YAML (default config/workspace_<robot>.yaml)'),
+        Param('period', float, HIGH_LEVEL_PERIOD, 'high-level period T = one frame (s)', range=(1e-4, 0.1)),
+        Param('acceleration_limiter', str, 'asc', 'asc (seed 000 4.1.3) or ruckig (jerk-limited)',
+              choices=('asc', 'ruckig')),
+        Param('a_max', 'float[]', [6.0, 6.0, 6.0, 20.0, 20.0, 20.0], 'per-DOF acceleration limit (m/s^2, rad/s^2)', **_SIX),
+        Param('v_max', 'float[]', [0.15, 0.1, 0.1, 1.0, 1.0, 1.0], 'per-DOF velocity limit (m/s, rad/s)', **_SIX),
+        Param('j_max', 'float[]', [500.0, 500.0, 500.0, 2000.0, 2000.0, 2000.0], 'jerk limit of ruckig', **_SIX),
+        Param('asc_bandwidth_hz', float, 1.5, 'ASC position loop bandwidth (Hz)', range=(0.01, 50.0)),
+        Param('sync_duration', float, 1.0, 'synchronization ramp duration (s)', range=(1e-3, 60.0)),
+        Param('ramp_shape', str, 'quintic', 'shape of sync/homing/return ramps', choices=('cubic', 'quintic', 'cosine')),
+        Param('homing_min_duration', float, 1.0, 'shortest homing ramp (s)', range=(1e-3, 600.0)),
+        Param('return_min_duration', float, 0.5, 'shortest return-home blend (s)', range=(1e-3, 600.0)),
+        Param('k_n', float, 400.0, 'recovery: normal stiffness per unit mass (1/s^2)', range=(1e-3, 1e6)),
+        Param('c_n', float, 40.0, 'recovery: normal damping per unit mass (1/s)', range=(0.0, 1e5)),
+        Param('c_t', float, 10.0, 'recovery: tangential damping per unit mass (1/s)', range=(0.0, 1e5)),
+        Param('recovery_inset', float, 0.03, 'recovery spring rest, fraction of r_e inside the soft limit',
+              range=(1e-4, 0.49)),
+        Param('brake_margin', float, 1.5, 'safety factor on the braking distance to the hard limit', range=(1.0, 10.0)),
+        Param('stop_fraction', float, 0.5, 'controlled stop (FAULT, dropout, IDLE while moving) at this fraction of '
+              'a_max, all DOFs together, where it stays inside the hard limit; at a_max where it would not',
+              range=(0.01, 1.0)),
+        Param('max_recovery_duration', float, 30.0, 'recovery longer than this is a fault (s)', range=(0.1, 600.0)),
+        Param('reference_timeout_frames', int, 40, 'frames without reference before a stale warning',
+              range=(1, 100000)),
+        Param('reference_wait', float, 0.5, 'lockstep: wall s to wait for the reference of a frame', range=(0.01, 60.0)),
+        Param('frame_id', str, 'hexapod_base', 'frame of the published poses'),
+        Param('publish_twist', bool, True, 'also publish the safe twist (rviz, diagnosis; not needed by the time base)'),
+        Param('realtime_fallback_frames', int, 8, 'real time: frames (wall) without a reference arriving before the planner '
+              'steps on its own timer', range=(1, 1000)),
+    )
+
+    def __init__(self, node_name: str = 'planner', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._io = []
+        self.planner = None
+        self._markers_pub = None       # plain latched publisher: static content (configure)
+
+    def check_parameters(self, p) -> str | None:
+        try:
+            self._config(p)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    def _config(self, p) -> PlannerConfig:
+        path = p.workspace_file or str(repo_root() / 'config' / f'workspace_{p.robot}.yaml')
+        try:
+            ws = Workspace.load(path)
+        except OSError as exc:
+            raise ValueError(f"parameter 'workspace_file': cannot read {path}: {exc}") from exc
+        return PlannerConfig(ws, dt=p.period, a_max=tuple(p.a_max), v_max=tuple(p.v_max), j_max=tuple(p.j_max),
+                             limiter=p.acceleration_limiter, asc_bandwidth_hz=p.asc_bandwidth_hz,
+                             sync_duration=p.sync_duration, ramp_shape=p.ramp_shape,
+                             homing_min_duration=p.homing_min_duration, return_min_duration=p.return_min_duration,
+                             k_n=p.k_n, c_n=p.c_n, c_t=p.c_t, brake_margin=p.brake_margin, stop_fraction=p.stop_fraction,
+                             max_recovery_duration=p.max_recovery_duration, recovery_inset=p.recovery_inset,
+                             reference_timeout_frames=p.reference_timeout_frames).validate()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def configure_node(self) -> None:
+        try:
+            self.cfg = self._config(self.p)
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from exc
+        self.planner = TrajectoryPlanner(self.cfg)
+        self._cycle = self.cycle_monitor('step', self.p.period)
+        stream = self.stream_qos()
+        pub = self.create_lifecycle_publisher
+        self._pose_pub = pub(PoseStamped, topics.PLANNER_SAFE_REFERENCE, stream)
+        self._pose_ring = MessageRing(PoseStamped)
+        self._twist_pub = pub(TwistStamped, topics.PLANNER_SAFE_TWIST, stream)
+        # events: reliable; transient-local in lockstep like every lockstep producer (qos.py), so a
+        # late-matching supervisor still gets them (such a writer also serves volatile readers)
+        events_qos = qos.latched(100) if self.p.lockstep else qos.command(100)
+        self._events_pub = pub(DiagnosticArray, topics.PLANNER_EVENTS, events_qos)
+        self._hil_events_pub = pub(DiagnosticArray, topics.HIL_EVENTS, events_qos)
+        # the workspace envelope is static: built and published (latched) here, before any node
+        # streams. At activation, 7000 mesh points took ~14 ms in the one process and left a gap
+        # in every stream that had started (the run accounting flagged it).
+        if self._markers_pub is None:
+            self._markers_pub = self.create_publisher(MarkerArray, topics.PLANNER_MARKERS, qos.latched())
+        self._markers_pub.publish(workspace_markers(self.cfg.workspace, self.p.frame_id))
+        self._io = [self.create_subscription(PoseStamped, topics.ADMITTANCE_REFERENCE, self._on_reference, stream),
+                    self.create_subscription(PoseStamped, topics.KINEMATICS_TCP_POSE, self._on_measured, stream)]
+        if self.p.lockstep:
+            self._io.append(self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, stream))
+            # reference_wait is wall time: on the node clock (sim time, which stands still while a
+            # frame waits) this timer never fired, and a missing reference became a late command
+            self._wait_timer = self.create_timer(0.05, self._check_wait,
+                                                 clock=Clock(clock_type=ClockType.STEADY_TIME))
+        else:
+            self._io.append(self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched(20)))
+            # a slow watch while references flow; the frame-rate timer exists only while they do not
+            # (a 400 Hz timer costs ~0.06 CPU-s per s here even when it has nothing to do)
+            self._wait_timer = self.create_timer(self.p.realtime_fallback_frames * self.p.period / 2.0,
+                                                 self._watch_references)
+            self._fallback_timer = None
+        self.mode = HilMode.IDLE
+        self.last_key = None
+        self._last_ref_wall = -float('inf')
+        self._period_ns = int(round(self.p.period * 1e9))
+        self.sync = FrameSync(('frame', 'reference'))
+        self.pending = {}             # lockstep frames waiting for their reference: key -> (mode, since)
+        self.measured = None
+        self.awaiting_pose = None     # a frame that could not start without the robot pose
+        self.counters = dict(frames=0, published=0, bad_frames=0, waited_out=0, takeovers=0, faults=0,
+                             fallback_steps=0)
+
+    def deactivate_node(self) -> None:
+        # Outputs stop with the lifecycle publishers and the time base holds the last pose. The
+        # supervisor deactivates in IDLE; deactivating while moving is a stop the planner cannot
+        # smooth any more, so it is reported loudly.
+        self.pending = {}
+        self.awaiting_pose = None
+        if self.planner is not None and np.any(self.planner.v):
+            self.get_logger().error('deactivated while moving: the time base now holds the last reference')
+            self.status(ERROR, 'deactivated while moving (phase ' + self.planner.phase.value + ')', **self.counters)
+
+    def cleanup_node(self) -> None:
+        for sub in self._io:
+            self.destroy_subscription(sub)
+        self._io = []
+        self.destroy_timer(self._wait_timer)
+        self._stop_fallback()
+        self.planner = None
+
+    # --- inputs ----------------------------------------------------------------------------
+    def _on_measured(self, msg: PoseStamped) -> None:
+        self.measured = convert.pose_to_array(msg.pose)
+        if self.awaiting_pose is not None and self.active and self.p.lockstep and self.awaiting_pose[1] in MOVING_MODES:
+            # a motion frame could not start for want of the robot pose: compute it now (lockstep:
+            # a frame is released only once, so dropping it would stall the run forever)
+            frame, self.awaiting_pose = self.awaiting_pose, None
+            self._compute(*frame)
+
+    def _on_reference(self, msg: PoseStamped) -> None:
+        if not self.active:
+            return
+        key = convert.stamp_to_ns(msg.header.stamp)
+        pose = convert.pose_to_array(msg.pose)
+        if not self.p.lockstep:
+            now = self.now_ns()
+            problem = self.planner.stamp_problem(key, now)
+            if not problem and key > now + self._period_ns:
+                # on the wall clock a reference is stamped with its F/T sample, never ahead of now:
+                # one from the future would become the frame key and hold back every later one
+                problem = f'reference stamped {(key - now) * 1e-6:.1f} ms in the future'
+            if problem:
+                # outside the window of sim time (e.g. far in the future): refused and reported, never
+                # a frame key (it would freeze every later reference), and not counted as arriving, so
+                # the fallback steps the planner, which holds and reports reference_stale
+                events = self.planner.refuse_reference(problem)
+                if events:
+                    self._publish_events(self.get_clock().now().to_msg(), events)
+                return
+            self._last_ref_wall = time.monotonic()
+            if self.last_key is None or key > self.last_key:
+                self._compute(key, self.mode, pose if self.planner.will_use_reference(self.mode) else None)
+            return
+        for k, frame in self.sync.put('reference', key, pose):
+            self._compute(k, frame['frame'], frame['reference'])
+        self._forget_released()
+
+    def _on_frame(self, msg: Header) -> None:
+        if not self.active:
+            return
+        key = convert.stamp_to_ns(msg.stamp)
+        try:
+            mode = HilMode(msg.frame_id)
+        except ValueError:
+            self.counters['bad_frames'] += 1
+            self.status(WARN, f'frame with unknown mode {msg.frame_id!r} ignored', **self.counters)
+            return
+        if not self.planner.will_use_reference(mode):
+            # no reference needed this frame: release it now (and forget any older pending one);
+            # a repeat of a frame that produced nothing for want of the robot pose, now in another
+            # mode (the supervisor re-publishes t_0 with START), is computed again
+            retry = (self.awaiting_pose is not None and key == self.awaiting_pose[0]
+                     and mode != self.awaiting_pose[1])
+            if self.sync.last_released is None or key > self.sync.last_released or retry:
+                self.sync.last_released = key
+                self._forget_released()
+                self._compute(key, mode, None)
+            return
+        ready = self.sync.put('frame', key, mode)
+        for k, frame in ready:
+            self._compute(k, frame['frame'], frame['reference'])
+        if not ready and (self.sync.last_released is None or key > self.sync.last_released):
+            self.pending[key] = (mode, time.monotonic())
+        self._forget_released()
+
+    def _on_mode(self, msg: String) -> None:
+        try:
+            self.mode = HilMode(msg.data)
+        except ValueError:
+            self.counters['bad_frames'] += 1
+            self.status(WARN, f'unknown mode {msg.data!r} ignored', **self.counters)
+
+    def _references_flow(self) -> bool:
+        # judged by arrival (wall), not by stamps: references arrive some time after their stamp
+        return time.monotonic() - self._last_ref_wall < self.p.realtime_fallback_frames * self.p.period
+
+    def _watch_references(self) -> None:
+        if self.active and self._fallback_timer is None and not self._references_flow():
+            self._fallback_timer = self.create_timer(self.p.period, self._fallback_tick)
+            self._fallback_tick()
+
+    def _stop_fallback(self) -> None:
+        if getattr(self, '_fallback_timer', None) is not None:
+            self.destroy_timer(self._fallback_timer)
+            self._fallback_timer = None
+
+    def _fallback_tick(self) -> None:
+        """Real time: step without a reference when none has come for a while (brake, hold)."""
+        if not self.active or self._references_flow():
+            self._stop_fallback()
+            return
+        now = self.now_ns() // self._period_ns * self._period_ns
+        if self.last_key is None or now > self.last_key:
+            self.counters['fallback_steps'] += 1
+            self._compute(now, self.mode, None)
+
+    def _forget_released(self) -> None:
+        last = self.sync.last_released
+        if last is not None:
+            for k in [k for k in self.pending if k <= last]:
+                del self.pending[k]
+
+    def _check_wait(self) -> None:
+        """Lockstep: a reference that never comes must not stall the robot (dead admittance)."""
+        now = time.monotonic()
+        for key in sorted(self.pending):
+            mode, since = self.pending[key]
+            if now - since < self.p.reference_wait:
+                break
+            del self.pending[key]
+            self.sync.last_released = key
+            self.counters['waited_out'] += 1
+            self.status(WARN, f'no reference for frame {key} within {self.p.reference_wait} s: treated as '
+                        'a dropout', **self.counters)
+            self._compute(key, mode, None)
+
+    # --- one frame -------------------------------------------------------------------------------
+    def _compute(self, key: int, mode: HilMode, reference, ref_stamp=None) -> None:
+        t0 = self._cycle.begin(key)
+        try:
+            self._step(key, mode, reference, ref_stamp)
+        finally:
+            self._cycle.end(t0)
+
+    def _step(self, key: int, mode: HilMode, reference, ref_stamp=None) -> None:
+        self.counters['frames'] += 1
+        self.last_key = key
+        res = self.planner.step(reference, ref_stamp if ref_stamp is not None else (key if reference is not None
+                                                                                     else None),
+                                mode, measured=self.measured,
+                                now_ns=key if self.p.lockstep else self.now_ns())
+        self.measured = None
+        stamp = convert.ns_to_stamp(key)
+        if res.events:
+            self._publish_events(stamp, res.events)
+        if res.pose is None:
+            self.awaiting_pose = (key, mode, reference, ref_stamp)
+            self.status(WARN, f'waiting for {topics.KINEMATICS_TCP_POSE}: no robot pose to start from',
+                        **self.counters)
+            return
+        self.awaiting_pose = None
+        msg = self._pose_ring.next()
+        fill_pose_stamped(msg, stamp, self.p.frame_id, res.pose)
+        self._pose_pub.publish(msg)
+        self.count_published(topics.PLANNER_SAFE_REFERENCE)
+        if self.p.publish_twist:
+            tw = TwistStamped(twist=convert.array_to_twist(res.twist))
+            tw.header.stamp, tw.header.frame_id = stamp, self.p.frame_id
+            self._twist_pub.publish(tw)
+        self.counters['published'] += 1
+
+    def _publish_events(self, stamp, events) -> None:
+        all_msg, hil_msg = DiagnosticArray(), DiagnosticArray()
+        all_msg.header.stamp = hil_msg.header.stamp = stamp
+        worst = OK
+        for e in events:
+            st = DiagnosticStatus(level=_LEVEL.get(e.level, DiagnosticStatus.WARN), name=e.name, message=e.message,
+                                  hardware_id=self.get_name())
+            st.values = [KeyValue(key=str(k), value=_fmt(v)) for k, v in e.values.items()]
+            st.values.append(KeyValue(key='phase', value=self.planner.phase.value))
+            all_msg.status.append(st)
+            if e.is_hil_event:
+                hil_msg.status.append(st)
+            if e.name == 'safety_takeover':
+                self.counters['takeovers'] += 1
+            if e.name == 'fault':
+                self.counters['faults'] += 1
+            worst = max(worst, {0: OK, EV_WARN: WARN, EV_ERROR: ERROR}[e.level])
+            self.get_logger().info(f'{e.name}: {e.message}') if e.level == 0 else \
+                self.get_logger().warning(f'{e.name}: {e.message}')
+        self._events_pub.publish(all_msg)
+        if hil_msg.status:
+            self._hil_events_pub.publish(hil_msg)
+        self.status(worst, '; '.join(f'{e.name}: {e.message}' for e in events), phase=self.planner.phase.value,
+                    **self.counters)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return '[' + ', '.join(f'{float(x):.6g}' for x in v) + ']'
+    if isinstance(v, float):
+        return f'{v:.9g}'
+    return str(v)
+
+
+main = main_for(PlannerNode)
+
+if __name__ == '__main__':
+    main()

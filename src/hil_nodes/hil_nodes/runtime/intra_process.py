@@ -1,0 +1,355 @@
+"""Intra-process delivery for the one-process container (rclcpp's intra-process communication,
+for rclpy, which has none).
+
+Why: in one process every DDS delivery costs a take, a deserialization and an executor event per
+subscriber (~0.05 CPU-s per s for a 400 Hz stream here, `hil bench rclpy_costs`), and the
+Hexafloat graph has ~16 subscriptions to 400 Hz streams (the recorder alone 8): about 0.8 CPU-s
+per s before any node does any work, more than the real-time budget of the whole graph. With
+this bus a message published inside the process goes to the subscriptions inside the process as
+a Python call; DDS carries it only when a subscriber outside the process has matched (the `hil`
+command, `ros2 topic echo`, rviz, a recorder in another process).
+
+Rules (those of rclcpp's intra-process communication, where they apply):
+* a subscription of a topic that has a publisher in this process is served by the bus and has
+  no DDS reader; one that has none (its producer runs in another process) keeps its DDS reader,
+  and switches over when a publisher appears in the process (and back when it is destroyed);
+* DDS carries a message only when a reader outside the process has matched, or when the topic's
+  subscriptions in the process are DDS readers (``fall_back_to_dds``). A latched state (transient
+  local, depth up to ``STATE_DEPTH``: /robot_description, markers, the history of /hil/mode) is
+  always written: a viewer that matches later (discovery takes 0.25-2.3 s) gets it from the DDS
+  history. A transient-local stream (deeper: the lockstep streams and commands) is not: writing a
+  message into DDS history that nobody reads was 17 % of the container's CPU in lockstep (py-spy,
+  2026-11-26: a publish is serialization). Instead it keeps its last ``REPLAY`` messages, and a
+  reader outside the process that matches later gets them first, in order, when one of the
+  matched readers is transient local (a lockstep consumer in another process waits for the frame
+  it missed: the chain never runs more than a frame or two ahead of it), at the stream's next
+  publish or at the spin loop's next graph check (``replay_to_outside_readers``, every 0.5 s),
+  whichever comes first: a chain that waits for that reader publishes nothing meanwhile.
+  ``REPLAY`` is below ``MessageRing.RING``, so no replayed message has been refilled since;
+* a transient-local subscription served late gets the publisher's last message (the latched
+  state). In one process nothing subscribes late on a stream: the supervisor configures every
+  node (every subscription exists) before it activates any producer;
+* a message belongs to its subscribers once published: the publisher must not change it (a
+  publisher that reuses message objects keeps a ring of them, longer than one executor
+  callback's output; publishing the same object twice in a row is refused), and subscribers only
+  read it. A raw (serialized) subscription, the recorder's, gets its serialized bytes;
+* delivery is deferred, not nested: ``publish`` queues, and the spin loop delivers after the
+  executor callback that published has returned (``drain``), in publish order; a
+  drain gives the executor its turn back after ``DRAIN_BUDGET``. In real time
+  (``raw_after_graph``) raw subscriptions (the recorder) come after the graph's own deliveries,
+  at the end of each drain, serialized then: the chain F/T -> time base no longer waits behind the
+  recorder (its receipt time is the publish time, ``published_ns``); in sim time they keep publish
+  order (the recorder's sim-time receipt stamps stay those of the publication). Every callback
+  runs to completion before the next starts, as it does on an executor: no callback can re-enter
+  a node that is half way through its own;
+* a publisher of the same topic outside the process (a node in another process, ``ros2 topic
+  pub``, a test injecting bad input) is found by a graph check every half second
+  (``fall_back_to_dds``): that topic then goes over DDS in the process too, so every publisher
+  is heard (as before the bus, at its cost).
+  Topics that many nodes publish by design (statuses, heartbeats, events: ``topics.SHARED_TOPICS``,
+  a few per second each) stay on DDS.
+
+The bus is off unless the process hosts more than one node (``enable``); a node alone in its
+process (``--isolated``, ``ros2 run``, the tests) creates plain rclpy publishers and subscriptions.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any, Callable
+
+from rclpy.publisher import Publisher
+from rclpy.qos import DurabilityPolicy, QoSProfile
+
+from hil_nodes.msgs.cdr_encode import prepare, serialize_exact
+from hil_nodes.msgs.message_ring import MessageRing
+from hil_nodes.topics import SHARED_TOPICS
+
+DRAIN_BUDGET = 0.005     # wall s of deliveries before the executor gets its turn again
+REPLAY = MessageRing.RING // 2   # a transient-local stream's messages kept for a reader outside (module doc)
+STATE_DEPTH = 20         # a transient-local history this deep or less is a state (/hil/mode: 20), always written
+_monotonic = time.monotonic
+
+# rclpy's own publishers (parameter events) and the log stay plain rclpy entities
+_EXCLUDED_PREFIXES = ('/parameter_events', '/rosout')
+
+
+class _Topic:
+    __slots__ = ('name', 'publishers', 'subscriptions', 'callbacks', 'raw_callbacks', 'last', 'on_dds')
+
+    def __init__(self, name: str):
+        self.name = name
+        self.publishers: list[IntraPublisher] = []
+        self.subscriptions: list[IntraSubscription] = []
+        self.last = None                                      # the last message published
+        self.on_dds = False                                   # publishers outside the process too: DDS only
+        self.callbacks: list[Callable[[Any], None]] = []      # served subscriptions, by message
+        self.raw_callbacks: list[Callable[[bytes], None]] = []   # served subscriptions, serialized
+
+
+class IntraProcessBus:
+    """Process-wide registry of the topics published and subscribed inside this process."""
+
+    def __init__(self):
+        self.enabled = False
+        self._topics: dict[str, _Topic] = {}
+        self._queue: deque = deque()
+        self._raw_queue: deque = deque()     # (raw callbacks, message, publish wall time ns)
+        self.published_ns = 0                # publish wall time of the raw delivery in progress
+        self.raw_after_graph = False         # real time (the runner sets it): module docstring
+
+    def enable(self, on: bool = True) -> None:
+        self.enabled = on
+
+    def _topic(self, name: str) -> _Topic:
+        topic = self._topics.get(name)
+        if topic is None:
+            topic = self._topics[name] = _Topic(name)
+        return topic
+
+    # --- registration ------------------------------------------------------------------------
+    def _serve_all(self, topic: _Topic) -> None:
+        by_bus = bool(topic.publishers) and not topic.on_dds
+        for sub in topic.subscriptions:
+            sub._serve(by_bus)
+        self._rebuild(topic)
+
+    def add_publisher(self, pub: IntraPublisher) -> None:
+        topic = self._topic(pub.topic)
+        topic.publishers.append(pub)
+        pub._bus_topic = topic
+        if len(topic.publishers) == 1:
+            self._serve_all(topic)
+
+    def remove_publisher(self, pub: IntraPublisher) -> None:
+        topic = self._topics.get(pub.topic)
+        if topic is None or pub not in topic.publishers:
+            return
+        topic.publishers.remove(pub)
+        if not topic.publishers:
+            topic.on_dds = False               # (checked again when a producer comes back)
+            self._serve_all(topic)
+
+    def add_subscription(self, sub: IntraSubscription) -> None:
+        topic = self._topic(sub.topic)
+        topic.subscriptions.append(sub)
+        sub._serve(bool(topic.publishers) and not topic.on_dds)
+        self._rebuild(topic)
+        if sub.served and sub.latched and topic.last is not None:
+            if sub.raw:
+                self._queue_raw([sub.callback], topic.last)
+            else:
+                self._queue.append((sub.callback, topic.last))
+
+    def remove_subscription(self, sub: IntraSubscription) -> None:
+        topic = self._topics.get(sub.topic)
+        if topic is None or sub not in topic.subscriptions:
+            return
+        topic.subscriptions.remove(sub)
+        self._rebuild(topic)
+
+    @staticmethod
+    def _rebuild(topic: _Topic) -> None:
+        # lists replaced, never changed in place: a delivery loop in progress keeps its own
+        served = [s for s in topic.subscriptions if s.served]
+        topic.callbacks = [s.callback for s in served if not s.raw]
+        topic.raw_callbacks = [s.callback for s in served if s.raw]
+        if topic.raw_callbacks:                # (loading rosbags' types takes ~0.2 s: not mid-run)
+            for pub in topic.publishers:
+                prepare(pub.inner.msg_type)
+
+    # --- delivery ----------------------------------------------------------------------------
+    def queue(self, topic: _Topic, msg) -> None:
+        if msg is topic.last:
+            raise ValueError(f'{topic.name}: the same message object published twice in a row; in one '
+                             f'process its subscribers share it: publish a new (or another pooled) message')
+        topic.last = msg
+        self._queue.extend([(cb, msg) for cb in topic.callbacks])
+        if topic.raw_callbacks:                # the recorder
+            self._queue_raw(topic.raw_callbacks, msg)
+
+    def _queue_raw(self, callbacks, msg) -> None:
+        if self.raw_after_graph:               # real time: after the graph's own, publish time kept
+            self._raw_queue.append((callbacks, msg, time.time_ns()))
+        else:                                  # sim time: in publish order
+            self._queue.append((self._deliver_raw, (callbacks, msg, 0)))
+
+    def pending(self) -> int:
+        return len(self._queue) + len(self._raw_queue)
+
+    def drain(self, budget_s: float = DRAIN_BUDGET) -> int:
+        """Deliver the queued messages in order, and those their callbacks publish, until the
+        queue is empty or ``budget_s`` of wall time has passed: a lockstep chain that feeds itself
+        entirely inside the process (drives -> ... -> drives) must not keep timers, services and
+        DDS readers (heartbeats, the supervisor's checks, the hil command) from running."""
+        q, raw, n = self._queue, self._raw_queue, 0
+        end = _monotonic() + budget_s
+        while q:
+            cb, msg = q.popleft()
+            n += 1
+            cb(msg)                            # an exception ends the process, as on an executor
+            if not n % 16 and _monotonic() > end:
+                break
+        while raw:                             # (real time) all of them, whatever the budget: never starved
+            n += 1
+            self._deliver_raw(raw.popleft())
+        return n
+
+    def _deliver_raw(self, item) -> None:
+        callbacks, msg, self.published_ns = item
+        data = serialize_exact(msg)            # (the message is its subscribers' once published)
+        for cb in callbacks:
+            cb(data)
+        self.published_ns = 0
+
+    def clear(self) -> None:
+        self._queue.clear()
+        self._raw_queue.clear()
+
+    def replay_to_outside_readers(self) -> None:
+        """Streams whose kept messages a reader outside has matched for since their last publish
+        (module doc): they go out now, not at a next publish that may wait for that reader."""
+        for topic in self._topics.values():
+            for pub in topic.publishers:
+                if pub._replay and not (pub.lifecycle and not pub.inner.is_activated):
+                    pub._replay_if_read()
+
+    def fall_back_to_dds(self, node) -> list[tuple[str, int]]:
+        """Served topics that have publishers outside the process too (a node in another process,
+        ``ros2 topic pub``, a test injecting input): their subscriptions go back to DDS readers,
+        which hear every publisher (the process's own ones then write to DDS, as they have a
+        reader). rclpy's EventsExecutor cannot pass a message's publisher id to a callback
+        (``SystemError``), so a bus-and-DDS mix could not drop the process's own messages.
+        Returns the topics switched now, (topic, publishers outside)."""
+        found = []
+        for name, topic in self._topics.items():
+            if not topic.publishers or topic.on_dds or not any(s.served for s in topic.subscriptions):
+                continue
+            foreign = node.count_publishers(name) - len(topic.publishers)
+            if foreign > 0:
+                topic.on_dds = True
+                self._serve_all(topic)
+                found.append((name, foreign))
+        return found
+
+
+BUS = IntraProcessBus()
+
+def eligible(topic: str) -> bool:
+    return BUS.enabled and topic not in SHARED_TOPICS and not topic.startswith(_EXCLUDED_PREFIXES)
+
+
+def is_latched(qos: QoSProfile) -> bool:
+    return qos.durability == DurabilityPolicy.TRANSIENT_LOCAL
+
+
+class IntraPublisher:
+    """A publisher of this process: local subscribers by call, DDS only when matched outside
+    (a latched state always; a transient-local stream replays its last messages: module doc)."""
+
+    def __init__(self, node, inner, lifecycle: bool, latched: bool, bus: IntraProcessBus = BUS,
+                 depth: int = 1):
+        self.inner = inner
+        self.topic = inner.topic_name
+        self.lifecycle = lifecycle
+        self.latched = latched
+        self._node = node
+        self._always = latched and depth <= STATE_DEPTH        # a latched state
+        self._replay = deque(maxlen=REPLAY) if latched and depth > 1 else None
+        self._bus = bus
+        self._bus_topic: _Topic | None = None
+        bus.add_publisher(self)
+
+    def publish(self, msg) -> None:
+        inner = self.inner
+        if self.lifecycle and not inner.is_activated:
+            return                             # as LifecyclePublisher.publish: nothing goes out
+        topic = self._bus_topic
+        self._bus.queue(topic, msg)
+        # (the lifecycle check is done above for every DDS write below)
+        if self._always or topic.on_dds:       # a latched state; the process's own readers are DDS ones
+            _dds_publish(inner, msg)
+        elif inner.get_subscription_count():   # a reader outside the process
+            self._replay_if_read()
+            _dds_publish(inner, msg)
+        elif self._replay is not None:
+            self._replay.append(msg)
+
+    def _replay_if_read(self) -> None:
+        """A reader outside matched: the kept messages go first (history only for a transient-local one)."""
+        replay = self._replay
+        if replay and self.inner.get_subscription_count():
+            if self._outside_wants_history():
+                for old in replay:
+                    _dds_publish(self.inner, old)
+            replay.clear()
+
+    def _outside_wants_history(self) -> bool:
+        """A matched reader is transient local (a volatile one would not get history from DDS)."""
+        return any(info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
+                   for info in self._node.get_subscriptions_info_by_topic(self.topic))
+
+    def readers(self) -> int:
+        """Readers of the topic: matched outside the process (``get_subscription_count``, DDS)
+        and served inside it."""
+        topic = self._bus_topic
+        inside = 0 if topic is None else len(topic.callbacks) + len(topic.raw_callbacks)
+        return self.inner.get_subscription_count() + inside
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
+_dds_publish = Publisher.publish
+NODE_DESTROYED: list[Callable[[Any], None]] = []   # called with a node of the process being destroyed
+
+
+def reader_count(publisher) -> int:
+    """Readers of a publisher's topic, in the process and outside (a plain rclpy publisher: its
+    matched subscriptions): whether a message only a viewer reads is worth building."""
+    readers = getattr(publisher, 'readers', None)
+    return readers() if readers is not None else publisher.get_subscription_count()
+
+
+class IntraSubscription:
+    """A subscription of this process: served by the bus while the topic has a publisher in the
+    process, else by its own DDS reader."""
+
+    def __init__(self, node, msg_type, topic: str, callback, qos: QoSProfile, raw: bool, kwargs: dict,
+                 bus: IntraProcessBus = BUS):
+        self.node = node
+        self.msg_type = msg_type
+        self.topic = topic
+        self.callback = callback
+        self.qos = qos
+        self.latched = is_latched(qos)
+        self.raw = raw
+        self._kwargs = kwargs
+        self.served = False
+        self.inner = None                      # the DDS reader while not served by the bus
+        self._bus = bus
+        bus.add_subscription(self)
+
+    def _serve(self, by_bus: bool) -> None:
+        self.served = by_bus
+        if by_bus and self.inner is not None:
+            self.node._plain_destroy_subscription(self.inner)
+            self.inner = None
+        elif not by_bus and self.inner is None:
+            self.inner = self.node._plain_create_subscription(self.msg_type, self.topic, self.callback,
+                                                              self.qos, raw=self.raw, **self._kwargs)
+
+    def destroy(self) -> None:
+        self._bus.remove_subscription(self)
+        if self.inner is not None:
+            self.node._plain_destroy_subscription(self.inner)
+            self.inner = None
+
+    @property
+    def topic_name(self) -> str:
+        return self.topic
+
+    def __getattr__(self, name: str):
+        if self.inner is None:
+            raise AttributeError(f'{name}: the subscription of {self.topic} is served in-process')
+        return getattr(self.inner, name)

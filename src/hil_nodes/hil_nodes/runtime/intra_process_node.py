@@ -1,0 +1,85 @@
+"""The node side of the intra-process bus (``hil_nodes.runtime.intra_process``): a mixin that makes a
+node's publishers and subscriptions bus ones when the bus is enabled, and counts its executor
+callbacks (``hil_nodes.runtime.served``)."""
+from __future__ import annotations
+
+from rclpy.qos import QoSProfile
+
+from hil_nodes.runtime.intra_process import (BUS, NODE_DESTROYED, IntraPublisher, IntraSubscription, eligible,
+                                     is_latched)
+from hil_nodes.runtime.served import counted
+
+
+def _as_qos(qos_profile) -> QoSProfile:
+    return QoSProfile(depth=qos_profile) if isinstance(qos_profile, int) else qos_profile
+
+
+class IntraProcessNode:
+    """Mixin (before rclpy's Node / LifecycleNode in the bases): publishers and subscriptions go
+    through ``BUS`` when it is enabled (``eligible``: not the shared topics, not rclpy's own);
+    everything else is plain rclpy."""
+
+    def create_publisher(self, msg_type, topic, qos_profile, **kwargs):
+        inner = super().create_publisher(msg_type, topic, qos_profile, **kwargs)
+        if not eligible(inner.topic_name) or kwargs.get('publisher_class'):
+            return inner
+        qos = _as_qos(qos_profile)
+        return IntraPublisher(self, inner, lifecycle=False, latched=is_latched(qos), depth=qos.depth)
+
+    def create_lifecycle_publisher(self, msg_type, topic, qos_profile, **kwargs):
+        inner = super().create_lifecycle_publisher(msg_type, topic, qos_profile, **kwargs)
+        if not eligible(inner.topic_name):
+            return inner
+        qos = _as_qos(qos_profile)
+        return IntraPublisher(self, inner, lifecycle=True, latched=is_latched(qos), depth=qos.depth)
+
+    def destroy_publisher(self, publisher) -> bool:
+        if isinstance(publisher, IntraPublisher):
+            BUS.remove_publisher(publisher)
+            publisher = publisher.inner
+        return super().destroy_publisher(publisher)
+
+    def destroy_lifecycle_publisher(self, publisher) -> bool:
+        if isinstance(publisher, IntraPublisher):
+            BUS.remove_publisher(publisher)
+            publisher = publisher.inner
+        return super().destroy_lifecycle_publisher(publisher)
+
+    def create_subscription(self, msg_type, topic, callback, qos_profile, *, raw: bool = False, **kwargs):
+        qos = _as_qos(qos_profile)
+        resolved = self.resolve_topic_name(topic)
+        if not eligible(resolved) or kwargs.get('content_filter_options') is not None:
+            return super().create_subscription(msg_type, topic, counted(callback), qos_profile, raw=raw, **kwargs)
+        return IntraSubscription(self, msg_type, resolved, callback, qos, raw, kwargs)
+
+    # executor callbacks are counted (hil_nodes.runtime.served: the spin loop's idle-turn test)
+    def create_timer(self, timer_period_sec, callback, *args, **kwargs):
+        return super().create_timer(timer_period_sec, counted(callback), *args, **kwargs)
+
+    def create_service(self, srv_type, srv_name, callback, **kwargs):
+        return super().create_service(srv_type, srv_name, counted(callback), **kwargs)
+
+    def destroy_node(self):
+        for hook in NODE_DESTROYED:     # registries keyed by node (grid_timer's shared grids)
+            hook(self)
+        return super().destroy_node()
+
+    def destroy_timer(self, timer) -> bool:
+        leave = getattr(timer, 'leave_grid', None)       # a callback on a shared grid (grid_timer)
+        if leave is not None:
+            leave()
+            return True
+        return super().destroy_timer(timer)
+
+    def destroy_subscription(self, subscription) -> bool:
+        if isinstance(subscription, IntraSubscription):
+            subscription.destroy()
+            return True
+        return super().destroy_subscription(subscription)
+
+    # the plain rclpy entities behind an IntraSubscription
+    def _plain_create_subscription(self, msg_type, topic, callback, qos, **kwargs):
+        return super().create_subscription(msg_type, topic, counted(callback), qos, **kwargs)
+
+    def _plain_destroy_subscription(self, subscription) -> bool:
+        return super().destroy_subscription(subscription)

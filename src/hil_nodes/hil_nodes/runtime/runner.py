@@ -1,0 +1,133 @@
+"""Process entry points: spin one or several nodes with the EventsExecutor, exit cleanly.
+
+The EventsExecutor costs about a third of the CPU of the SingleThreadedExecutor here, but
+busy-loops if spun without a timeout: always spin_once with a finite timeout. Ctrl-C and
+SIGTERM arrive as ExternalShutdownException / KeyboardInterrupt; nodes get ``process_exit``
+(to flush files) and are destroyed; no traceback for a normal stop.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import time
+from typing import Callable, Iterable
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.experimental import EventsExecutor
+from rclpy.node import Node
+
+from hil_nodes.framework import base
+from hil_nodes.runtime import kernel_loads
+from hil_nodes.runtime import rt_setup
+from hil_nodes.runtime.intra_process import BUS
+from hil_nodes.runtime.served import SERVED
+
+FOREIGN_CHECK_PERIOD = 0.5     # wall s between checks for publishers outside the process
+EXECUTOR_SLICE = 0.001         # at most this wall time (s) for the executor's events between two drains
+
+
+def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: False,
+               timeout_sec: float = 0.1) -> None:
+    """Spin ``nodes`` in one EventsExecutor until shutdown or ``should_stop()``; with the
+    intra-process bus on, what the callback of each ``spin_once`` published in the process is
+    delivered right after it (hil_nodes.runtime.intra_process)."""
+    nodes = list(nodes)
+    executor = EventsExecutor()
+    for node in nodes:
+        executor.add_node(node)
+    next_check = time.monotonic() + FOREIGN_CHECK_PERIOD
+    try:
+        while rclpy.ok() and not should_stop():
+            if BUS.pending():
+                # the last drain ran out of its budget (a lockstep chain feeds itself inside the
+                # process): the executor's ready events (timers, services, DDS readers) get turns,
+                # without waiting, until a turn runs no callback or the slice is over, so
+                # heartbeats, the supervisor's checks and the hil command keep their pace. A turn
+                # with nothing ready costs 18 us with the fine timer slack; turning for the whole
+                # slice took 1 ms of every 6 from the chain, mostly in idle turns (served.py).
+                end = time.monotonic() + EXECUTOR_SLICE
+                while True:
+                    before = SERVED[0]
+                    executor.spin_once(timeout_sec=0.0)
+                    if SERVED[0] == before or time.monotonic() >= end:
+                        break
+            else:
+                executor.spin_once(timeout_sec=timeout_sec)
+            if BUS.enabled:
+                BUS.drain()
+                if time.monotonic() >= next_check:
+                    next_check = time.monotonic() + FOREIGN_CHECK_PERIOD
+                    _fall_back_for_outside_publishers(nodes[0])
+                    BUS.replay_to_outside_readers()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        for node in nodes:
+            exit_hook = getattr(node, 'process_exit', None)
+            if exit_hook is not None:
+                try:
+                    exit_hook()
+                except Exception as exc:  # a failing flush must not hide the others
+                    print(f'{node.get_name()}: process_exit failed: {exc}', file=sys.stderr)
+        executor.shutdown(timeout_sec=1.0)
+        for node in nodes:
+            node.destroy_node()
+
+
+def _fall_back_for_outside_publishers(node: Node) -> None:
+    for topic, n in BUS.fall_back_to_dds(node):
+        node.get_logger().info(f'{topic}: {n} publisher(s) outside this process as well: delivered over '
+                               f'DDS in this process too, so every publisher is heard')
+
+
+def intra_process_wanted(n_nodes: int) -> bool:
+    """The bus serves a process hosting several nodes, unless HIL_INTRA_PROCESS=0 (to compare)."""
+    return n_nodes > 1 and os.environ.get('HIL_INTRA_PROCESS', '1') != '0'
+
+
+def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) -> int:
+    """Init rclpy with ``args`` (``--ros-args`` included), build the nodes, spin, shut down."""
+    # DDS discovery range: left to the environment (the hil command, Makefile, tests and CI set
+    # LOCALHOST; `hil run --network` and a lab's ros2 launch must be able to reach the nodes)
+    # real-time settings asked for by `hil run --rt` / the launch file (before DDS threads exist)
+    for line in rt_setup.apply_from_env():
+        print(f'rt: {line}', file=sys.stderr, flush=True)
+    rt_setup.fine_timer_slack()            # before any thread exists: they all inherit it
+    kernel_loads.install_from_env()       # HIL_KERNEL_LOADS: record kernel loads after activation
+    rclpy.init(args=sys.argv if args is None else args)
+    factories = list(factories)
+    BUS.enable(intra_process_wanted(len(factories)))
+    try:
+        nodes = [make() for make in factories]
+        # wall clock everywhere (real time): the recorder's deliveries wait for the graph's own
+        BUS.raw_after_graph = not any(n.get_parameter('use_sim_time').value for n in nodes)
+        # Everything built so far (numpy, scipy, numba, pinocchio, the nodes) lives as long as the
+        # process: moved out of the garbage collector's generations, a full collection no longer
+        # walks it. Without this a gen-2 collection stalled a busy node process for 50-200 ms,
+        # long enough for the drives' watchdog to stop a real-time run.
+        gc.collect()
+        gc.freeze()
+        base.FREEZE_AFTER_ACTIVATION = True
+        if os.environ.get('HIL_CPROFILE'):
+            import cProfile
+            prof = cProfile.Profile()
+            try:
+                prof.runcall(spin_nodes, nodes)
+            finally:
+                prof.dump_stats(os.environ['HIL_CPROFILE'] + f'.{os.getpid()}')
+        else:
+            spin_nodes(nodes)
+    finally:
+        rclpy.try_shutdown()
+    return 0
+
+
+def main_for(node_class: type[Node]) -> Callable[[list[str] | None], int]:
+    """Build the ``main`` of a node module: ``main = main_for(MyNode)``."""
+    def main(args: list[str] | None = None) -> int:
+        return run([node_class], args)
+    main.node_class = node_class  # the one-process container builds nodes from it
+    main.__doc__ = f'Run {node_class.__name__} standalone (python -m / ros2 run).'
+    return main

@@ -1,0 +1,313 @@
+"""Space-manipulator plant + controller (seed 002): the free-floating satellite simulated
+around a real (or mock) fixed-base KUKA iiwa. docs/space_iiwa.md.
+
+Each ``/joint_states`` sample (1 kHz FRI rate; in lockstep one per frame of the mock) runs one
+HIL iteration (``hil_core.space.plant``: joint rates, satellite by eq. 7, inertial EE pose by
+eq. 12, Dynamic-Jacobian law eq. 11 with PI, smooth limits) and publishes the joint velocity
+command on ``/velocity_controller/commands`` (forward_command_controller convention), the
+satellite odometry, the inertial EE pose, the errors and rviz markers. ``/tf``:
+``world_frame -> satellite_frame`` (the integrated satellite pose) with every sample, the arm's
+joint frames at ``tf_frames_rate``; ``/tf_static``: ``satellite -> iiwa_link_0`` (mount_xyz,
+mount_rpy) and the arm URDF's fixed joints (hil_nodes.msgs.tf_publisher).
+
+Safety: joint states with NaN/inf, missing joints, wrong sizes, position jumps beyond what
+the velocity limits allow, or a gap in stamps beyond ``max_gap``, and no joint states for
+``stale_timeout`` wall seconds, latch a FAULT: a ``fault`` event on ``/hil/events`` (the
+supervisor goes to FAULT) and the command ramps to zero at the acceleration limits (never a
+jump). Duplicate or out-of-order stamps are ignored (counted). The fault clears when the
+supervisor leaves FAULT (reset); the satellite state is kept and the integrators restart.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry
+from rclpy.clock import Clock, ClockType
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+
+from hil_core.iiwa.kinematics import JOINT_NAMES, default_urdf
+from hil_core.supervision.modes import HilMode
+from hil_core.maths.rotations import quat_to_matrix
+from hil_core.space.control import ControlGains
+from hil_core.space.model import FreeFloatingModel, SatelliteParams, euler_zyx_to_matrix
+from hil_core.space.phases import SpacePhases
+from hil_core.space.plant import SpacePlant
+from hil_nodes import qos, topics
+from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.msgs.convert import (array_to_pose, array_to_twist, joint_positions, joint_velocities,
+                               ns_to_stamp, pose_to_array, stamp_to_ns)
+from hil_nodes.runtime.runner import main_for
+from hil_nodes.space_plant.markers import satellite_markers
+from hil_nodes.msgs.tf_publisher import SpaceTf
+
+EE_DES = [1.448, -0.236, 0.094]            # seed 002 desired EE + our mount offset (docs)
+EE_DES_EULER_DEG = [-88.38, -37.27, -56.99]
+G3 = dict(length=3)
+
+
+class SpacePlantNode(HilLifecycleNode):
+    # statuses "space_plant: plant": the simulated satellite and the arm's control law
+    STATUS_TASK = 'plant'
+    PARAMS = (
+        Param('urdf', str, '', "iiwa URDF ('' = urdf/iiwa14.urdf of the source tree)"),
+        Param('satellite_mass', float, 100.0, 'satellite mass (kg), seed 002: 100', range=(1e-3, 1e6)),
+        Param('satellite_inertia', 'float[]', [2.83, 6.08, 7.42, 0.0, 0.0, 0.0],
+              'Ixx Iyy Izz Ixy Ixz Iyz about the satellite CoM (kg m^2), seed 002', length=6, range=(-1e6, 1e6)),
+        Param('mount_xyz', 'float[]', [0.5, 0.0, 0.0], 'r_q: arm base in satellite axes (m)', range=(-100.0, 100.0), **G3),
+        Param('mount_rpy', 'float[]', [0.0, 1.5707963267948966, 0.0], 'arm base orientation R_q (rad)',
+              range=(-7.0, 7.0), **G3),
+        Param('kv', 'float[]', [1.0] * 3, 'K_v (1/s), eq. 10', range=(0.0, 100.0), **G3),
+        Param('kw', 'float[]', [1.0] * 3, 'K_w (1/s), eq. 10', range=(0.0, 100.0), **G3),
+        Param('ki_v', 'float[]', [0.5] * 3, 'integral gains, position (1/s^2); 0 = seed P law', range=(0.0, 100.0), **G3),
+        Param('ki_w', 'float[]', [0.5] * 3, 'integral gains, orientation (1/s^2)', range=(0.0, 100.0), **G3),
+        Param('kd', float, 0.0, 'derivative gain (s)', range=(0.0, 10.0)),
+        Param('integral_limit', float, 0.5, 'anti-windup bound per axis', range=(0.0, 100.0)),
+        Param('orientation_error', str, 'euler_zyx', 'eq. 10 Euler difference or rotation vector',
+              choices=('euler_zyx', 'rotvec')),
+        Param('sigma_threshold', float, 0.05, 'damping starts below this sigma_min of J_d', range=(0.0, 10.0)),
+        Param('lambda_max', float, 0.05, 'maximum damping of the pseudo-inverse', range=(0.0, 10.0)),
+        Param('velocity_scale', float, 0.5, 'fraction of the URDF joint velocity limits', range=(0.01, 1.0)),
+        Param('acceleration_max', 'float[]', [5.0] * 7, 'joint acceleration limits (rad/s^2)', length=7,
+              range=(0.01, 1000.0)),
+        Param('position_margin', float, 0.05, 'joint limit margin (rad)', range=(0.0, 0.5)),
+        Param('use_measured_velocity', bool, True, 'use JointState.velocity when present'),
+        Param('velocity_cutoff_hz', float, 50.0, 'low-pass of the derivative when no velocity is measured',
+              range=(0.1, 1000.0)),
+        Param('setpoint_position', 'float[]', EE_DES, 'desired inertial EE position (m)', range=(-1e3, 1e3), **G3),
+        Param('setpoint_euler_zyx_deg', 'float[]', EE_DES_EULER_DEG, 'desired EE attitude [z, y, x] (deg)',
+              range=(-360.0, 360.0), **G3),
+        Param('max_gap', float, 0.05, 'largest accepted stamp gap between joint states (s)', range=(1e-4, 10.0)),
+        Param('stale_timeout', float, 0.5, 'wall s without joint states before a fault', range=(0.01, 60.0)),
+        Param('jump_margin', float, 0.02, 'rad allowed beyond v_max * dt between samples', range=(0.0, 1.0)),
+        Param('world_frame', str, 'world', 'inertial frame id'),
+        Param('satellite_frame', str, 'satellite', 'satellite body frame id'),
+        Param('marker_every', int, 50, 'publish markers every N frames', range=(1, 100000)),
+        Param('tf_frames_rate', float, 50.0, 'rate of the arm joint frames on /tf in sample time (Hz, 0 = off; '
+              'the satellite frame goes with every sample)', range=(0.0, 1000.0)),
+        # status_period (common, base): wall s between summary statuses
+    )
+
+    def hardware_id(self) -> str:
+        return 'simulated free-floating satellite (space_plant)'   # the arm itself is the mock's or the lab's
+
+    def __init__(self, node_name: str = 'space_plant', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._own_timers = []
+        self._subs = []
+        self.plant = None
+
+    def configure_node(self) -> None:
+        p = self.p
+        sat = SatelliteParams(p.satellite_mass, tuple(p.satellite_inertia), tuple(p.mount_xyz), tuple(p.mount_rpy))
+        gains = ControlGains(tuple(p.kv), tuple(p.kw), tuple(p.ki_v), tuple(p.ki_w), p.kd, 20.0, p.integral_limit,
+                             p.orientation_error, p.sigma_threshold, p.lambda_max)
+        self.model = FreeFloatingModel(sat, p.urdf or None)          # ValueError refuses
+        self.v_max = np.asarray(self.model.model.velocityLimit[6:]) * p.velocity_scale
+        self.plant = SpacePlant(self.model, gains, self.v_max, p.acceleration_max, p.velocity_cutoff_hz,
+                                p.position_margin)
+        self.plant.set_setpoint(p.setpoint_position, euler_zyx_to_matrix(np.radians(p.setpoint_euler_zyx_deg)))
+        stream = self.stream_qos()
+        self._cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.VELOCITY_COMMANDS,
+                                                        qos.command(lockstep=self.p.lockstep))
+        self._odom_pub = self.create_lifecycle_publisher(Odometry, topics.SPACE_SATELLITE_ODOM, stream)
+        self._ee_pub = self.create_lifecycle_publisher(PoseStamped, topics.SPACE_EE_POSE, stream)
+        self._err_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.SPACE_ERRORS, stream)
+        self._marker_pub = self.create_lifecycle_publisher(satellite_markers.msg_type, topics.SPACE_MARKERS, 10)
+        self._tf = SpaceTf(self, p.urdf or default_urdf(), JOINT_NAMES, p.world_frame, p.satellite_frame,
+                           p.mount_xyz, p.mount_rpy, p.tf_frames_rate)
+        self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
+                                                          qos.command(50, lockstep=self.p.lockstep))
+        self._subs = [
+            self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints,
+                                     qos.joint_states(self.p.lockstep)),
+            self.create_subscription(PoseStamped, topics.SPACE_EE_SETPOINT, self._on_setpoint, qos.command()),
+            self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched()),
+        ]
+        self._reset_state()
+
+    def _reset_state(self) -> None:
+        self.last_ns = None
+        self.q_last = None
+        self.fault = None
+        self.mode = None
+        self.phases = SpacePhases()
+        self.last_cmd = np.zeros(7)
+        self.frames = self.ignored = self.faults = 0
+        self.out = None
+        self.step_us = deque(maxlen=2000)
+        self._wall_last = time.monotonic()
+        self._rate = (time.monotonic(), 0)
+        self.loop_rate = 0.0
+
+    def activate_node(self) -> None:
+        self.fault = None                 # re-activation is a reset
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._wall_last = time.monotonic()
+        self._own_timers = [self.create_timer(self.p.status_period, self._publish_status, clock=steady),
+                        self.create_timer(0.01, self._watchdog, clock=steady)]
+
+    def deactivate_node(self) -> None:
+        for t in self._own_timers:
+            self.destroy_timer(t)
+        self._own_timers = []
+        # Stop smoothly: a velocity interface keeps the last command, so send the ramp down at
+        # the acceleration limits (blocking: at most v_max / a_max, a fraction of a second).
+        dt = 0.002
+        while self.plant is not None and np.any(self.plant.limiter.last != 0):
+            self._send(self.plant.limiter.brake(dt))
+            time.sleep(dt)
+        self.last_ns = None
+
+    def cleanup_node(self) -> None:
+        for s in self._subs:
+            self.destroy_subscription(s)
+        self._subs = []
+        for pub in (self._cmd_pub, self._odom_pub, self._ee_pub, self._err_pub, self._marker_pub, self._event_pub):
+            self.destroy_lifecycle_publisher(pub)
+        self._tf.destroy()
+
+    def error_node(self) -> None:
+        self.deactivate_node()
+
+    # --- inputs --------------------------------------------------------------------------------
+    def _on_mode(self, msg: String) -> None:
+        old, self.mode = self.mode, msg.data
+        if old == HilMode.FAULT.value and msg.data != HilMode.FAULT.value and self.fault:
+            self.get_logger().info(f'fault cleared by the supervisor ({msg.data}): restarting the control')
+            self.fault = None
+
+    def _on_setpoint(self, msg: PoseStamped) -> None:
+        a = pose_to_array(msg.pose)
+        nq = np.linalg.norm(a[3:])
+        if not np.all(np.isfinite(a)) or abs(nq - 1.0) > 1e-3:
+            self.status(WARN, 'rejected EE set-point: non-finite or non-unit quaternion', norm=nq)
+            return
+        a[3:] /= nq
+        self.plant.set_setpoint(a[:3], quat_to_matrix(a[3:]))
+        self.status(OK, 'new EE set-point', x=a[0], y=a[1], z=a[2])
+
+    def _on_joints(self, msg: JointState) -> None:
+        if not self.active:
+            return
+        t_ns = stamp_to_ns(msg.header.stamp)
+        if self.last_ns is not None and t_ns <= self.last_ns:
+            self.ignored += 1              # duplicate (t_0 re-published) or out of order
+            return
+        self._wall_last = time.monotonic()
+        dt = 1e-3 if self.last_ns is None else (t_ns - self.last_ns) * 1e-9
+        try:
+            q = joint_positions(msg, JOINT_NAMES)
+            qd = joint_velocities(msg, JOINT_NAMES) if self.p.use_measured_velocity else None
+            if self.q_last is not None:
+                if dt > self.p.max_gap:
+                    raise ValueError(f'stale joint states: {dt:.4f} s gap > max_gap {self.p.max_gap}')
+                jump = np.abs(q - self.q_last) - (self.v_max / self.p.velocity_scale * dt + self.p.jump_margin)
+                if np.any(jump > 0):
+                    raise ValueError(f'joint position jump at {[JOINT_NAMES[i] for i in np.flatnonzero(jump > 0)]}')
+        except ValueError as exc:
+            # the satellite integration restarts from the next good sample (satellite pose kept)
+            self.last_ns, self.q_last, self.plant.q_prev = t_ns, None, None
+            if not self.fault:
+                self._raise_fault(t_ns, str(exc) if 'stale' in str(exc) or 'jump' in str(exc)
+                                  else f'bad joint states: {exc}')
+            self._send(self.plant.limiter.brake(min(dt, 0.01)))
+            return
+        stopped = not np.any(self.plant.limiter.last != 0)
+        on, reset, events = self.phases.update(self.mode, stopped)
+        for name, why in events:
+            self._event(t_ns, name, why, OK)
+        if reset:
+            self.plant.ctrl.reset()
+        t0 = time.perf_counter()
+        if self.plant.q_prev is None:
+            self.plant.reset(q, None if self.out is None else self.out.sat_pose)
+            self.plant.limiter.reset(self.last_cmd)
+        out = self.plant.step(q, min(dt, 0.01), qd, control=on and not self.fault)
+        self.step_us.append((time.perf_counter() - t0) * 1e6)
+        self.last_ns, self.q_last, self.out = t_ns, q, out
+        self._send(out.command)
+        self._publish_state(t_ns, out)
+        self.frames += 1
+
+    # --- outputs -------------------------------------------------------------------------------
+    def _send(self, cmd) -> None:
+        self.last_cmd = np.asarray(cmd, float).copy()
+        self._cmd_pub.publish(Float64MultiArray(data=[float(v) for v in cmd]))
+
+    def _event(self, t_ns: int, name: str, why: str, level) -> None:
+        arr = DiagnosticArray()
+        arr.header.stamp = ns_to_stamp(t_ns)
+        arr.status = [DiagnosticStatus(level=level, name=name, message=why, hardware_id=self.get_name(),
+                                       values=[KeyValue(key='frames', value=str(self.frames))])]
+        self._event_pub.publish(arr)
+
+    def _publish_state(self, t_ns: int, out) -> None:
+        stamp = ns_to_stamp(t_ns)
+        odom = Odometry()
+        odom.header.stamp, odom.header.frame_id = stamp, self.p.world_frame
+        odom.child_frame_id = self.p.satellite_frame
+        odom.pose.pose = array_to_pose(out.sat_pose)
+        odom.twist.twist = array_to_twist(out.sat_twist)
+        self._odom_pub.publish(odom)
+        ee = PoseStamped()
+        ee.header.stamp, ee.header.frame_id = stamp, self.p.world_frame
+        ee.pose = array_to_pose(out.ee_pose)
+        self._ee_pub.publish(ee)
+        e = out.error
+        sat_euler = np.degrees(self.plant.satellite_euler_zyx())
+        self._err_pub.publish(Float64MultiArray(data=[*map(float, e), float(np.linalg.norm(e[:3])),
+                                                      float(np.degrees(np.linalg.norm(e[3:]))),
+                                                      out.damping, out.sigma_min, *map(float, sat_euler)]))
+        if self.frames % self.p.marker_every == 0:
+            self._marker_pub.publish(satellite_markers(stamp, self.p.world_frame, out, self.plant.r_des))
+        self._tf.on_sample(stamp, t_ns, out.sat_pose, self.q_last)
+
+    def _raise_fault(self, t_ns: int, why: str) -> None:
+        self.fault = why
+        self.faults += 1
+        self.get_logger().error(f'FAULT: {why}; ramping the joint velocity command to zero')
+        self.status(ERROR, f'fault: {why}', faults=self.faults)
+        self._event(t_ns, 'fault', why, ERROR)
+
+    def _watchdog(self) -> None:
+        """Dead peer: no joint states for stale_timeout -> fault; keep ramping the command down."""
+        if not self.active or self.last_ns is None:
+            return
+        if time.monotonic() - self._wall_last > self.p.stale_timeout:
+            if not self.fault:
+                self._raise_fault(self.last_ns, f'no joint states for {self.p.stale_timeout} s (dead peer?)')
+            if np.any(self.plant.limiter.last != 0):
+                self._send(self.plant.limiter.brake(0.01))
+
+    def _publish_status(self) -> None:
+        now = time.monotonic()
+        t_prev, f_prev = self._rate
+        self.loop_rate = (self.frames - f_prev) / max(now - t_prev, 1e-9)
+        self._rate = (now, self.frames)
+        values = dict(frames=self.frames, ignored_samples=self.ignored, faults=self.faults,
+                      loop_rate_hz=self.loop_rate)
+        if self.out is not None:
+            z, y, x = np.degrees(self.plant.satellite_euler_zyx())
+            values.update(satellite_euler_zyx_deg=f'{z:.6f} {y:.6f} {x:.6f}',
+                          satellite_displacement_m=float(np.linalg.norm(self.out.sat_pose[:3])),
+                          ee_position_error_m=float(np.linalg.norm(self.out.error[:3])),
+                          ee_orientation_error_deg=float(np.degrees(np.linalg.norm(self.out.error[3:]))),
+                          damping=self.out.damping, sigma_min=self.out.sigma_min)
+        if self.step_us:
+            s = np.asarray(self.step_us)
+            values.update(step_p50_us=float(np.percentile(s, 50)), step_p99_us=float(np.percentile(s, 99)))
+        if self.fault:
+            self.status(ERROR, f'fault: {self.fault}', **values)
+        else:
+            self.status(OK, 'running' if self.active else 'inactive', **values)
+
+
+main = main_for(SpacePlantNode)
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,1 @@
+"""The supervisor node: node.py (the ROS shell) and its own helpers."""

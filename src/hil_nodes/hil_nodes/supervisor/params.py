@@ -1,0 +1,133 @@
+"""The supervisor's parameters (docs/supervisor.md "Parameters") and their loading.
+
+The supervisor is a plain rclpy node (nobody drives its lifecycle), so a bad value cannot
+refuse a configure transition: it is reported by name, replaced by its default, and the
+supervisor stays in FAULT without bringing anything up.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
+                              ParameterUninitializedException)
+from rclpy.parameter import Parameter
+
+from hil_core.supervision.lifecycle_plan import check_node_list
+from hil_core.supervision.realtime_health import HealthConfig
+from hil_core.supervision.timing import HIGH_LEVEL_PERIOD
+from hil_nodes.framework.base import HilLifecycleNode, Param, ParameterError
+from hil_nodes.framework.param_sources import check_sources, unknown_parameters
+
+
+def _node_list(value) -> str | None:
+    try:
+        check_node_list(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+_LOCKSTEP = next(p for p in HilLifecycleNode.COMMON_PARAMS if p.name == 'lockstep')
+_STATUS_PERIOD = next(p for p in HilLifecycleNode.COMMON_PARAMS if p.name == 'status_period')
+
+PARAMS = (
+    Param('managed_nodes', 'str[]', [], 'lifecycle nodes to configure then activate, in this order '
+          '(deactivated and cleaned up in reverse)', check=_node_list),
+    Param('monitored_nodes', 'str[]', [], 'nodes whose heartbeat is watched but whose lifecycle is '
+          'not driven', check=_node_list),
+    Param('autostart', bool, True, 'bring the managed nodes up at start'),
+    Param('autostart_run', bool, False, 'after an autostart bring-up, request START before the first frame'),
+    _LOCKSTEP,
+    Param('frame_period', float, HIGH_LEVEL_PERIOD, 'period of /hil/frame without lockstep (s, steady clock)',
+          range=(1e-4, 1.0)),
+    Param('run_duration', float, 0.0, 'sim time (s) at which a run is stopped, frame-aligned; 0: never',
+          range=(0.0, 1e7)),
+    Param('heartbeat_timeout_sim', float, 0.5, 'a node is dead after this long without heartbeat (sim s)',
+          range=(0.01, 600.0)),
+    Param('heartbeat_timeout_wall', float, 1.0, 'a node is dead after this long without heartbeat (wall s)',
+          range=(0.05, 600.0)),
+    Param('stall_timeout_wall', float, 0.75, 'a node silent this long (wall s) that comes back stalled: '
+          'reported as a safety event, not a fault; 0: not watched', range=(0.0, 600.0)),
+    Param('heartbeat_period', float, 0.1, "period of the supervisor's own heartbeat (s, wall and node clock)",
+          range=(0.01, 5.0)),
+    Param('service_timeout', float, 30.0, 'wait for a node\'s change_state service (wall s)', range=(0.1, 600.0)),
+    Param('transition_timeout', float, 10.0, 'wait for a transition\'s answer (wall s)', range=(0.1, 600.0)),
+    Param('shutdown_timeout', float, 2.0, 'shutdown: wait for a node\'s service or answer at most this long '
+          '(wall s); a node that does not answer is left behind', range=(0.1, 600.0)),
+    Param('shutdown_silence', float, 1.0, 'shutdown: a managed node without heartbeat for this long (wall s) '
+          'is taken for dead and skipped', range=(0.05, 600.0)),
+    Param('liveness_period', float, 0.02, 'period of the liveness check (wall s; also every /clock in lockstep)',
+          range=(0.005, 1.0)),
+    _STATUS_PERIOD,              # its "supervisor: run" status; the same name and meaning as every node's
+    Param('health_fault', bool, True, 'real time not held beyond the fault limits -> FAULT (false: report only)'),
+    Param('health_window', float, 3.0, 'sliding window of the real-time health judgement (wall s)',
+          range=(0.1, 600.0)),
+    Param('health_warn_fraction', float, 0.01, 'late cycles / late frames / time-base off fraction that warns',
+          range=(1e-6, 1.0)),
+    Param('health_fault_fraction', float, 0.10, 'late cycles / late frames / time-base off fraction that '
+          'faults', range=(1e-6, 1.0)),
+    Param('health_min_samples', int, 100, 'cycles (frames) a window needs before a fraction is judged',
+          range=(1, 1_000_000)),
+    Param('health_min_span', float, 1.5, 'the window\'s samples must cover this long before a verdict (wall s): '
+          'only a sustained share of late cycles is a fault', range=(0.0, 600.0)),
+    Param('saturation_warn_s', float, 0.1, 'time-base saturation within the window that warns (s)',
+          range=(1e-3, 600.0)),
+    Param('saturation_fault_s', float, 1.0, 'time-base saturation within the window that faults (s)',
+          range=(1e-3, 600.0)),
+)
+
+
+def health_config(p: SimpleNamespace) -> HealthConfig:
+    return HealthConfig(window=p.health_window, warn_fraction=p.health_warn_fraction,
+                        fault_fraction=p.health_fault_fraction, min_samples=p.health_min_samples,
+                        min_span=p.health_min_span,
+                        saturation_warn_s=p.saturation_warn_s, saturation_fault_s=p.saturation_fault_s,
+                        frame_period=p.frame_period)
+
+
+def load_parameters(node) -> tuple[SimpleNamespace, list[str]]:
+    """Declare and validate PARAMS on ``node``; a bad value is replaced by its default and
+    reported (one line each, naming the parameter)."""
+    table = {p.name: p for p in PARAMS}
+    found = check_sources(node, table)     # wrong types in any source (taken out of the overrides)
+    problems = [text for _, text in found]
+    bad_types = {name for name, _ in found}
+    values = {}
+    for p in PARAMS:
+        descriptor = ParameterDescriptor(description=p.description,
+                                         additional_constraints=p.constraints(), read_only=True)
+        try:
+            if isinstance(p.type, str):   # an empty list default has no type: declare the type
+                node.declare_parameter(p.name, Parameter.Type.STRING_ARRAY, descriptor)
+            else:
+                node.declare_parameter(p.name, p.default, descriptor)
+            if p.name in bad_types:
+                values[p.name] = p.default
+                continue
+            try:
+                raw = node.get_parameter(p.name).value
+            except ParameterUninitializedException:
+                raw = p.default
+            values[p.name] = p.validate(raw)
+        except ParameterError as exc:
+            problems.append(str(exc))
+            values[p.name] = p.default
+        except (InvalidParameterTypeException, InvalidParameterValueException) as exc:
+            problems.append(f"parameter '{p.name}': {exc}")
+            values[p.name] = p.default
+    if not problems:
+        overlap = set(check_node_list(values['managed_nodes'])) & set(check_node_list(values['monitored_nodes']))
+        if overlap:
+            problems.append(f"parameters 'managed_nodes' and 'monitored_nodes' both list {sorted(overlap)}")
+        if node.get_name() in values['managed_nodes'] + values['monitored_nodes']:
+            problems.append(f"parameters 'managed_nodes'/'monitored_nodes' list the supervisor itself "
+                            f'({node.get_name()})')
+        problem = health_config(SimpleNamespace(**values)).problem()
+        if problem:
+            problems.append(f'health parameters: {problem}')
+    for problem in problems:
+        node.get_logger().error(problem)
+    for name in unknown_parameters(node):
+        node.get_logger().warning(f"node {node.get_name()}: unknown parameter '{name}' ignored (not declared)")
+    return SimpleNamespace(**values), problems

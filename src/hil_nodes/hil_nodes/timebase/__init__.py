@@ -1,0 +1,1 @@
+"""The timebase node: node.py (the ROS shell) and its own helpers."""

@@ -1,0 +1,357 @@
+"""``timebase`` lifecycle node: safe reference poses -> servo-rate joint setpoints (docs/timebase.md).
+
+Medium and low level of the seed 000 motion planner (sections 4.2-4.3), all in
+``hil_core.timebase``: ring buffer with W/R indices and time-base control, merged
+triangular-velocity moves, segmentation, inverse kinematics of each segment point, cubic
+B-spline to the servo period.
+
+* in: ``/planner/safe_reference`` (PoseStamped, stream QoS). The first valid reference after
+  activation is the start pose (the planner's synchronisation ramp starts at the robot). NaN,
+  zero quaternions, duplicated or out-of-order stamps are refused and counted (throttled WARN).
+* out: ``/hexapod_controller/joint_trajectory`` (JointTrajectory): one message per move with
+  the servo points at time_from_start = Ts, 2 Ts, ... T (positions + velocities), header.stamp
+  = the frame time. Lockstep: the reference stamped t_k produces the command of frame k; if
+  the simulated clock passes a frame without a reference, that frame is produced anyway (the
+  buffer drains, then holds) so the mock never waits for a reference that will not come.
+  Real time: the frames of the wall-time grid that are due are produced as each reference comes
+  in (as soon as the pose they need is there); when references stop, a timer every move time
+  goes on producing them (the buffer drains, then holds).
+  The reader clock of the time base is the real frame time (never a count of timer callbacks:
+  a late or missed callback must show up as distance, else the control slows down while the
+  reader falls behind) and runs ``lead_frames`` ahead of the wall clock, so the servo points of a
+  frame are out one frame before the drives need them. Each message then carries the previous
+  frame's points and the new ones (8 points, header.stamp = the wall frame time): a message up
+  to one frame late still covers the present, and a JTC that replaces its trajectory on receipt
+  starts from a state on the same cubic, so it reproduces the servo points exactly.
+* ``/diagnostics``: W-R distance (integer and fractional), time-base factor, underruns,
+  holds, overruns, refused/filled references, delay reference stamp -> setpoint (last, min,
+  max). WARN while holding without references, ERROR (latched hold) on an IK failure.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped
+from rosgraph_msgs.msg import Clock as ClockMsg
+from trajectory_msgs.msg import JointTrajectory
+
+from hil_core.hexaslide import JOINT_NAMES
+from hil_core.timebase import PREFILTERS, TimeBaseConfig, TimeBaseEngine, hexaslide_ik
+from hil_core.timebase import warm_up as timebase_warm_up
+from hil_core.timebase.realtime_frames import due_frame
+from hil_core.supervision.timing import HIGH_LEVEL_PERIOD, SEGMENTATION_PERIOD, SERVO_PERIOD
+from hil_nodes import qos, topics
+from hil_nodes.msgs import convert
+from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.runtime.runner import main_for
+
+
+class TimebaseNode(HilLifecycleNode):
+    # statuses "timebase: buffer": the reference buffer: W-R distance, time-base factor, holding
+    STATUS_TASK = 'buffer'
+    PARAMS = (
+        Param('robot', str, 'hexaslide_scaled', 'geometry for the inverse kinematics (or a yaml path)'),
+        Param('joint_names', 'str[]', list(JOINT_NAMES), 'joint names of the command, IK order', length=6),
+        Param('move_time', float, HIGH_LEVEL_PERIOD, 'T: high-level period = one move (s)', range=(1e-4, 1.0)),
+        Param('segmentation_time', float, SEGMENTATION_PERIOD, 'h: segmentation move time (s), T/h integer',
+              range=(1e-5, 1.0)),
+        Param('servo_period', float, SERVO_PERIOD, 'Ts: servo period (s), h/Ts integer', range=(1e-5, 1.0)),
+        Param('buffer_size', int, 6, 'ring buffer slots (poses)', range=(3, 64)),
+        Param('default_distance', int, 2, 'default W-R index distance (poses)', range=(1, 32)),
+        Param('time_base_control', bool, True, 'adapt the interpolation time per servo cycle'),
+        Param('time_base_step', float, 0.01, 'time-base step, fraction of the servo period (1/step integer)',
+              range=(0.001, 0.1)),
+        Param('gentle_steps', int, 2, 'time-base steps allowed before escalating', range=(1, 50)),
+        Param('max_steps', int, 10, 'bound of the time-base distortion in steps', range=(1, 50)),
+        Param('patience', int, 4, 'servo cycles outside the default before escalating', range=(1, 1000)),
+        Param('prefilter', str, 'exact', "B-spline control points: 'exact' (cubics exact) or 'none'",
+              choices=PREFILTERS),
+        Param('max_gap_fill', int, 2, 'missing references filled by interpolation', range=(1, 16)),
+        Param('extrapolate_moves', int, 1, 'underrun: moves continued at constant velocity before holding',
+              range=(0, 4)),
+        Param('lead_frames', int, 1, 'real time: frames the reader clock runs ahead of the wall clock '
+              '(each message then also repeats the previous frame: 8 points)', range=(0, 1)),
+        Param('frame_wait', float, 1.0, 'real time: how long a frame waits past its time for its own '
+              'reference, as a fraction of the lead (the message still reaches the drives in time)',
+              range=(0.0, 1.0)),
+        Param('max_catchup', int, 4, 'real time: late frames produced at once before frames are skipped',
+              range=(1, 100)),
+        # status_period (common, base): wall s between metric statuses
+        Param('warn_interval', float, 1.0, 'wall s between repeated warnings of one kind', range=(0.0, 60.0)),
+    )
+
+    def __init__(self, node_name: str = 'timebase', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.engine = None
+        self._io = []
+        self._own_timers = []
+        self.counters = dict.fromkeys(('frames', 'references', 'invalid', 'stale', 'filled', 'skipped_frames',
+                                       'servo_cycles', 'saturated_cycles', 'factor_off_cycles',
+                                       'distance_off_frames'), 0)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def configure_node(self) -> None:
+        p = self.p
+        self.cfg = TimeBaseConfig(
+            move_time=p.move_time, segmentation_time=p.segmentation_time, servo_period=p.servo_period,
+            buffer_size=p.buffer_size, default_distance=p.default_distance, step=p.time_base_step,
+            gentle_steps=p.gentle_steps, max_steps=p.max_steps, patience=p.patience,
+            time_base_control=p.time_base_control, prefilter=p.prefilter, max_gap_fill=p.max_gap_fill,
+            extrapolate_moves=p.extrapolate_moves)          # ValueError -> configure refused
+        # the engine's compiled kernels are loaded (or compiled) here, never at activation: a
+        # node blocked in a transition sends no heartbeat, and the supervisor would call it dead
+        timebase_warm_up()
+        try:
+            self.ik = hexaslide_ik(p.robot)
+        except (OSError, KeyError) as exc:
+            raise ValueError(f"parameter 'robot': {exc}") from exc
+        self.frame_ns = int(round(p.move_time * 1e9))
+        self.times = np.arange(1, self.cfg.servo_per_move + 1) * p.servo_period
+        # real time: lead_frames ahead, and the previous frame's points repeated in every message
+        self.lead_ns = 0 if p.lockstep else p.lead_frames * self.frame_ns
+        # a frame's message is first needed lead_frames after its time: it waits for its own
+        # reference up to that long (hil_core.timebase.realtime_frames)
+        self.wait_ns = int(p.frame_wait * self.lead_ns)
+        # the W-R index distance at the designed delay: a reader clock lead_frames ahead reads
+        # that many poses further on (the delay, reader clock - reproduced stamp, stays the same)
+        self.expected_distance = p.default_distance - (0 if p.lockstep else p.lead_frames)
+        n_out = self.cfg.servo_per_move * (1 + (p.lead_frames if not p.lockstep else 0))
+        self.out_times = np.arange(1, n_out + 1) * p.servo_period
+        self._messages = convert.TrajectoryMessages(p.joint_names, p.servo_period)
+        self._cycle = self.cycle_monitor('frame', p.move_time)
+        self.pub = self.create_lifecycle_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
+                                                   qos.command(depth=50, lockstep=p.lockstep))
+        self._io = [self.create_subscription(PoseStamped, topics.PLANNER_SAFE_REFERENCE, self._on_reference,
+                                             self.stream_qos())]
+        if p.lockstep:
+            self._io.append(self.create_subscription(ClockMsg, topics.CLOCK, self._on_clock, qos.stream(True)))
+
+    def activate_node(self) -> None:
+        self.engine = TimeBaseEngine(self.cfg, self.ik)     # started by the first reference
+        self.epoch_ns = None
+        self.last_frame_ns = None
+        self.last_ref_ns = None
+        self._was_holding = False
+        self._draining = False
+        self._fault_reported = False
+        self._delays = []
+        self._prev_out = None
+        self._own_timers = [self.create_timer(self.p.status_period, self._report,
+                                          clock=self._steady_clock())]
+        if not self.p.lockstep:
+            # a slow watch while references come (they drive the frames); the frame-rate timer
+            # exists only while they do not (drain, then hold), as an idle 400 Hz timer costs
+            # ~0.06 CPU-s per s here
+            self._own_timers.append(self.create_timer(4 * self.p.move_time, self._watch_references))
+            self._fallback_timer = None
+            self._last_ref_wall = -math.inf
+
+    def deactivate_node(self) -> None:
+        # nothing further is commanded: the drives hold the last setpoint, which is at rest
+        # when the supervisor stopped the references first (the normal mode flow)
+        for t in self._own_timers:
+            self.destroy_timer(t)
+        self._own_timers = []
+        if getattr(self, '_fallback_timer', None) is not None:
+            self.destroy_timer(self._fallback_timer)
+            self._fallback_timer = None
+        self._report()
+        self.engine = None
+
+    def cleanup_node(self) -> None:
+        for sub in self._io:
+            self.destroy_subscription(sub)
+        self._io = []
+        self.destroy_lifecycle_publisher(self.pub)
+
+    error_node = deactivate_node
+
+    def _steady_clock(self):
+        from rclpy.clock import Clock, ClockType
+        return Clock(clock_type=ClockType.STEADY_TIME)
+
+    # --- inputs ------------------------------------------------------------------------------
+    def _problem(self, kind: str, level: int, message: str) -> None:
+        self.counters[kind] = self.counters.get(kind, 0) + 1
+        if self.due(kind, self.p.warn_interval):
+            self.get_logger().warning(message)
+            self.status(level, message, **self._metrics())
+
+    def _on_reference(self, msg: PoseStamped) -> None:
+        if not self.active or self.engine is None:
+            return
+        stamp_ns = convert.stamp_to_ns(msg.header.stamp)
+        pose = convert.pose_to_array(msg.pose)
+        if not np.all(np.isfinite(pose)) or np.linalg.norm(pose[3:]) < 1e-9:
+            self._problem('invalid', WARN, f'refused a non-finite reference (stamp {stamp_ns * 1e-9:.6f} s)')
+            return
+        if not self.engine.started:
+            try:
+                self.epoch_ns = stamp_ns
+                self.engine.start(pose, 0.0)
+            except ValueError as exc:
+                self._problem('invalid', ERROR, f'cannot start at the first reference: {exc}')
+                return
+            self.status(OK, 'started at the first reference', **self._metrics())
+        else:
+            result = self.engine.write(pose, (stamp_ns - self.epoch_ns) * 1e-9)
+            if result == 'stale':
+                self._problem('stale', WARN, f'refused a duplicate or out-of-order reference '
+                                             f'(stamp {stamp_ns * 1e-9:.6f} s)')
+                return
+            if result == 'invalid':
+                self._problem('invalid', WARN, 'refused an invalid reference')
+                return
+            if result.startswith('filled'):
+                self.counters['filled'] += int(result.split(':')[1])
+        self.counters['references'] += 1
+        self.last_ref_ns = stamp_ns
+        if self.p.lockstep:
+            if self.last_frame_ns is None or stamp_ns >= self.last_frame_ns:
+                self._draining = False       # the writer is back: reactive again
+            self._produce(stamp_ns)
+        else:
+            # real time: the frames due on the wall grid are produced as soon as the reference is
+            # in (a separate timer's phase against the F/T clock would eat into the look-ahead)
+            self._last_ref_wall = time.monotonic()
+            self._on_tick(stamp_ns)
+
+    def _on_clock(self, msg: ClockMsg) -> None:
+        """Lockstep: a frame passed without a reference -> command this one from the buffer."""
+        if not self.active or self.engine is None or not self.engine.started or self.last_frame_ns is None:
+            return
+        t_ns = convert.stamp_to_ns(msg.clock)
+        skipped = t_ns >= self.last_frame_ns + 2 * self.frame_ns - self.frame_ns // 2
+        if skipped or (self._draining and t_ns > self.last_frame_ns):
+            # the hardware advanced without our command (it held): from now on every frame is
+            # produced at its clock tick until a reference arrives again, so a dead writer
+            # costs one lockstep timeout, not one per frame
+            self._draining = True
+            self._produce(t_ns)
+
+    def _references_flow(self) -> bool:
+        return time.monotonic() - self._last_ref_wall < 2 * self.p.move_time
+
+    def _watch_references(self) -> None:
+        if self._fallback_timer is None and not self._references_flow():
+            self._fallback_timer = self.create_timer(self.p.move_time, self._fallback_tick)
+            self._on_tick()
+
+    def _fallback_tick(self) -> None:
+        if self._references_flow() and self._fallback_timer is not None:
+            self.destroy_timer(self._fallback_timer)
+            self._fallback_timer = None
+        self._on_tick()
+
+    def _on_tick(self, reference_ns: int | None = None) -> None:
+        """Real time: produce the frames of the wall-time grid that are due (catch up a few late
+        ones; beyond ``max_catchup`` frames are skipped and counted): at a reference stamped
+        ``reference_ns``, its frame and those that waited ``frame_wait`` for theirs; at a
+        tick without references, every frame whose time has passed."""
+        if not (self.active and self.engine is not None and self.engine.started):
+            return
+        now = due_frame(self.now_ns(), self.frame_ns, self.wait_ns, reference_ns)
+        if self.last_frame_ns is None:
+            self._produce(now)
+            return
+        due = (now - self.last_frame_ns) // self.frame_ns
+        if due > self.p.max_catchup:
+            self.counters['skipped_frames'] += due - self.p.max_catchup
+            self._cycle.skipped(due - self.p.max_catchup)
+            self.last_frame_ns += (due - self.p.max_catchup) * self.frame_ns
+            self._prev_out = None     # the last points sent belong to a frame long past
+        while self.last_frame_ns < now:
+            self._produce(self.last_frame_ns + self.frame_ns)
+
+    # --- output ------------------------------------------------------------------------------
+    def _produce(self, frame_ns: int) -> None:
+        if self.last_frame_ns is not None and frame_ns <= self.last_frame_ns:
+            return
+        t0 = self._cycle.begin()
+        try:
+            self._produce_frame(frame_ns)
+        finally:
+            self._cycle.end(t0)
+
+    def _produce_frame(self, frame_ns: int) -> None:
+        rel = (frame_ns + self.lead_ns - self.epoch_ns) * 1e-9     # the reader clock
+        out = self.engine.step_frame(rel)
+        self.last_frame_ns = frame_ns
+        self.counters['frames'] += 1
+        self._count_cycles(out)
+        if self.lead_ns:
+            prev = self._prev_out
+            self._prev_out = (out.positions, out.velocities)
+            if prev is None:      # the first message (or one after skipped frames): the new points only
+                msg = self._messages.fill(frame_ns, out.positions, out.velocities,
+                                          first_index=len(self.out_times) - len(out.positions) + 1)
+            else:
+                msg = self._messages.fill(frame_ns, np.vstack([prev[0], out.positions]),
+                                          np.vstack([prev[1], out.velocities]))
+        else:
+            msg = self._messages.fill(frame_ns, out.positions, out.velocities)
+        self.pub.publish(msg)
+        self.count_published(topics.HEXAPOD_JOINT_TRAJECTORY)
+        self._delays.extend((rel + self.times - out.ref_stamps).tolist())
+        self._last_out = out
+        if out.fault and not self._fault_reported:
+            self._fault_reported = True
+            self.get_logger().error(out.fault)
+            self.status(ERROR, out.fault, **self._metrics())
+        if self.engine.holding != self._was_holding:
+            self._was_holding = self.engine.holding
+            if self.engine.holding:
+                self.status(WARN, 'no references: buffer drained, holding at rest', **self._metrics())
+            else:
+                self.status(OK, 'references back: following', **self._metrics())
+
+    def _count_cycles(self, out) -> None:
+        """Counters the supervisor watches: time-base saturation and distortion, W-R off default."""
+        c, eng = self.counters, self.engine
+        step, max_steps = self.cfg.step, self.cfg.max_steps
+        # 4 factors a frame: Python floats (round() rounds half to even, as np.rint; a NaN or
+        # inf is compared as numpy would: NaN counts nowhere, inf as saturated)
+        steps = [abs(round(x)) if math.isfinite(x) else abs(x) for x in ((f - 1.0) / step for f in out.factors.tolist())]
+        c['servo_cycles'] += len(steps)
+        c['saturated_cycles'] += sum(1 for n in steps if n >= max_steps)
+        c['factor_off_cycles'] += sum(1 for n in steps if n > 2)
+        if not eng.holding and out.distances[-1] != self.expected_distance:
+            c['distance_off_frames'] += 1
+
+    def _metrics(self) -> dict:
+        eng = self.engine
+        values = dict(self.counters)
+        if eng is None or not eng.started:
+            return values
+        out = getattr(self, '_last_out', None)
+        values.update(distance=eng.buffer.distance, expected_distance=self.expected_distance, factor=eng.control.factor,
+                      underruns=eng.underruns, holds=eng.holds, overruns=eng.buffer.overruns,
+                      holding=eng.holding, ik_fault=eng.fault or '')
+        if out is not None:
+            values['fractional_distance'] = float(out.fractional_distances[-1])
+        if self._delays:
+            d = np.asarray(self._delays)
+            values.update(delay_ms=d[-1] * 1e3, delay_min_ms=d.min() * 1e3, delay_max_ms=d.max() * 1e3)
+        return values
+
+    def _report(self) -> None:
+        if self.engine is None:
+            return
+        values = self._metrics()
+        self._delays = self._delays[-1:]
+        if self.engine.fault:
+            self.status(ERROR, self.engine.fault, **values)
+        elif not self.engine.started:
+            self.status(OK, 'waiting for the first reference', **values)
+        elif self.engine.holding:
+            self.status(WARN, 'no references: holding at rest', **values)
+        else:
+            self.status(OK, 'following', **values)
+
+
+main = main_for(TimebaseNode)
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,380 @@
+"""Generic mock hardware: the hardware-interface side of ros2_control with a plant model behind it
+(docs/mock_hardware.md). One node serves every robot: hexapod drives, iiwa, hybrid5.
+
+The robot is data (``hil_sim.mock_hardware.setup``): joints, interfaces, limits and initial
+values from the URDF's ``<ros2_control>`` block, the emulated controller (Kilted
+joint_trajectory_controller or forward_command_controller acceptance) from the controllers
+YAML, the plant (``hil_core.drives.plants``) and its gains from parameters.
+
+One frame cycle for every plant and clock: read (``/clock`` in lockstep or scaled time,
+``/joint_states`` stamped t_k) -> take the frame's command -> write (the controller's command
+rows for the frame) -> step the plant -> frame k+1. Lockstep waits for frame k's command (a
+JointTrajectory stamped t_k, or the next Float64MultiArray: pairing by arrival), counts and
+holds a late one, re-publishes t_0 until the first command; real time at time_scale 1 runs on
+the wall-time grid of the node clock (no ``/clock``), a command applying in its frame of
+arrival; another time_scale runs on sim time paced by the steady clock. Refusals are counted by
+layer (stock rules, guard) and dropped; the hardware-side watchdog (``hil_sim.mock_hardware.watchdog``)
+makes the controlled stop. Waiting is state checked on arrival and on a steady timer, never a
+blocking call, so the executor keeps serving services.
+"""
+from __future__ import annotations
+
+import time
+
+from rclpy.clock import Clock, ClockType
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from hil_nodes import qos, topics
+from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError
+from hil_nodes.msgs.convert import ns_to_stamp, plain_trajectory_from_msg, trajectory_from_msg
+from hil_nodes.runtime.grid_timer import DRIVES_OFFSET_NS, create_grid_timer
+from hil_nodes.runtime.runner import main_for
+from hil_sim.mock_hardware.watchdog import PARAMS as WATCHDOG_PARAMS, HardwareWatchdog
+from hil_sim.mock_hardware.link import ServoLinkStepping
+from hil_sim.mock_hardware.pacing import MAX_CATCHUP, REPUBLISH_PERIOD, FramePacing  # noqa: F401
+from hil_sim.mock_hardware.setup import PARAMS, REBUILD_EXEMPT, build, load_robot, system_mock  # noqa: F401
+
+MAX_PENDING = 64            # future-stamped commands kept in lockstep
+WATCHDOG_NAMES = {w.name for w in WATCHDOG_PARAMS}
+
+
+class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
+    PARAMS = PARAMS
+    # statuses "<node>: drives" (frame counters, refusals, watchdog), hardware_id the simulated hardware
+    STATUS_TASK = 'drives'
+
+    def __init__(self, node_name: str = 'mock_hardware', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self._own_timers = []
+        self._frame_timer = None
+        self._sub = None
+        self.plant = None
+
+    def check_parameters(self, p) -> str | None:
+        if not p.lockstep and p.time_scale <= 0.0:
+            return "parameter 'time_scale' must be > 0 in real time (lockstep: false)"
+        return None
+
+    def apply_parameters(self, changed: set[str]) -> None:
+        if self.active:        # only dynamic ones get here while active
+            if 'time_scale' in changed and not self.p.lockstep:
+                self._start_frame_timer()
+            return
+        if changed - REBUILD_EXEMPT:
+            try:              # inactive: rebuild from the new values (the simulation restarts)
+                if changed & WATCHDOG_NAMES:
+                    self._watchdog.destroy()
+                    self._make_watchdog()
+                self._build_state()
+            except ParameterError as exc:
+                self.status(ERROR, f'new parameters not applied: {exc}')
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def configure_node(self) -> None:
+        p = self.p
+        self.robot = load_robot(p)
+        self._make_watchdog()
+        self._build_state()
+        spec = self.robot.spec
+        # a simulated clock exists in lockstep and in scaled real time; real time at pace 1 runs on
+        # the wall clock (no /clock stream)
+        self._clock_pub = (self.create_lifecycle_publisher(ClockMsg, topics.CLOCK, qos.stream(True))
+                           if self.sim_clock else None)
+        # joint_state_broadcaster's QoS (reliable, volatile); lockstep keeps a deep history
+        self._js_pub = self.create_lifecycle_publisher(JointState, topics.JOINT_STATES, qos.joint_state_broadcaster(
+            depth=qos.LOCKSTEP_DEPTH if p.lockstep else 10))
+        self.command_topic = topics.controller_command_topic(spec.name, spec.trajectory)
+        self._sub = self.create_subscription(JointTrajectory if spec.trajectory else Float64MultiArray,
+                                             self.command_topic, self._on_command,
+                                             qos.command(depth=50 if p.lockstep else 10, lockstep=p.lockstep))
+        self._cycle = self.cycle_monitor('frame', p.frame_period)
+        self._joint_names = list(self.robot.hardware.joint_names)
+
+    def _make_watchdog(self) -> None:
+        try:
+            self._watchdog = HardwareWatchdog(self, len(self.robot.hardware.joints))
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from None
+
+    def _build_state(self) -> None:
+        p = self.p
+        self.plant, self.controller, self.m = build(p, self.robot, self._watchdog.deceleration)
+        self.h = self.plant.step_size
+        self.frame_ns = int(round(p.frame_period * 1e9))
+        self.start_ns = int(round(p.start_time * 1e9))
+        self.k = 0
+        self.started = False
+        self.frames = self.late_commands = self.stale_commands = self.overruns = 0
+        self.refused = {'controller': 0, 'guard': 0}
+        self.last_refusal = ''
+        self._pending: dict[int, object] = {}
+        self._last_key = -self.frame_ns                           # lockstep pairing by arrival
+        self._queued: list[tuple[int, int, object]] = []         # real time: (apply at, stamp, entry)
+        self._last_valid_ns = None                               # lockstep: frame of the last valid command
+        self._frame_wall = time.monotonic()
+        self._run_wall0 = None
+        self._late_since_status = 0
+
+    @property
+    def sim_clock(self) -> bool:
+        return self.p.lockstep or self.p.time_scale != 1.0
+
+    @property
+    def rejected_commands(self) -> int:
+        return self.refused['controller'] + self.refused['guard']
+
+    def activate_node(self) -> None:
+        self._watchdog.rearm()
+        self.controller.activate(self._rel(self.t_ns))   # JTC holds where it is, FCC starts at NaN
+        if not self.sim_clock:
+            # frames on the wall-time grid, from the current one on
+            self.start_ns = self.now_ns() // self.frame_ns * self.frame_ns
+            self.k = 0
+        self._publish_frame()
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._own_timers.append(self.create_timer(self.p.status_period, self._publish_status, clock=steady))
+        if self.p.lockstep:
+            poll = min(max(self.p.lockstep_timeout / 10.0, 5e-4), 0.01)
+            if self.p.time_scale > 0:
+                poll = min(poll, max(self.p.frame_period / self.p.time_scale / 2.0, 5e-4))
+            self._own_timers.append(self.create_timer(poll, self._poll, clock=steady))
+        else:
+            self._start_frame_timer()
+
+    def _start_frame_timer(self) -> None:
+        if self._frame_timer is not None:
+            self.destroy_timer(self._frame_timer)
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self._rt_wall0 = None       # wall reference of the real-time pace (reset on a new pace)
+        if self.p.time_scale == 1.0 and not self.sim_clock:
+            # the frame that just ended is integrated and its state published just after the grid
+            # instant its stamp names (a random phase published it up to a frame late)
+            self._frame_timer = create_grid_timer(self, self.p.frame_period, self._realtime_tick, clock=steady,
+                                                  offset_ns=DRIVES_OFFSET_NS)
+            return
+        self._frame_timer = self.create_timer(self.p.frame_period / self.p.time_scale,
+                                              self._realtime_tick, clock=steady)
+
+    def deactivate_node(self) -> None:
+        # The simulated world freezes: sim time stops, the plant keeps its state.
+        self._unlink()
+        for timer in self._own_timers:
+            self.destroy_timer(timer)
+        self._own_timers = []
+        if self._frame_timer is not None:
+            self.destroy_timer(self._frame_timer)
+            self._frame_timer = None
+        self._publish_status()
+
+    def cleanup_node(self) -> None:
+        self._watchdog.destroy()
+        if self._sub is not None:
+            self.destroy_subscription(self._sub)
+            self._sub = None
+        for pub in (self._clock_pub, self._js_pub):
+            if pub is not None:
+                self.destroy_lifecycle_publisher(pub)
+
+    def error_node(self) -> None:
+        self.deactivate_node()
+
+    # --- time ----------------------------------------------------------------------------------
+    @property
+    def t_ns(self) -> int:
+        return self.start_ns + self.k * self.frame_ns
+
+    def _rel(self, ns: int) -> float:
+        return (ns - self.start_ns) * 1e-9
+
+    def _controller_now(self) -> int:
+        """The emulated controller's now: sim time (the frame) or the wall clock."""
+        return self.t_ns if self.sim_clock else self.now_ns()
+
+    # --- commands ------------------------------------------------------------------------------
+    def _on_command(self, msg) -> None:
+        if not self.active:
+            return
+        p = self.p
+        if self._watchdog.braking:       # stopped for good until re-activated: a command is not even
+            if p.lockstep:               # looked at; in lockstep it only paces the braking frames
+                self._step()
+            return
+        if self.robot.spec.trajectory:
+            now = self._controller_now()
+            # the common command decided on arrays; anything else (and every refusal) by the full check
+            plain = plain_trajectory_from_msg(msg)
+            verdict = None if plain is None else self.controller.accept_plain(plain, now)
+            if verdict is None:
+                traj = trajectory_from_msg(msg)
+                stamp, verdict = traj.stamp_ns, self.controller.accept(traj, now)
+            else:
+                stamp = plain.stamp_ns
+        else:
+            stamp, verdict = 0, self.controller.accept(msg.data, self._controller_now())
+        if verdict.accepted:
+            self._watchdog.command_ok()
+        else:
+            self._refuse(verdict, stamp)
+            if p.lockstep and self.robot.spec.trajectory:
+                # a stamped command's frame goes on waiting for a valid one (a refused one taking
+                # its place made it hold, then the valid one was dropped as a duplicate: a jump);
+                # forward commands pair by arrival: a refused one still uses up its frame
+                return
+        entry = verdict.entry
+        if not p.lockstep:
+            # applied in the frame of arrival (after the frames still due before it)
+            arrival = (self.t_ns if self.sim_clock else
+                       self.now_ns() // self.frame_ns * self.frame_ns)
+            self._queued.append((arrival, stamp, entry))
+            self._apply_queued()
+            return
+        if self.robot.spec.trajectory:
+            key = self.t_ns if stamp == 0 else stamp     # stamp 0 = "now" (JTC convention)
+        else:
+            key = max(self.t_ns, self._last_key + self.frame_ns)   # the next frame without a command
+        if key < self.t_ns or key in self._pending:
+            if verdict.accepted:                 # (a refused one is counted as refused only)
+                self.stale_commands += 1
+                self.status(WARN, f'ignored a stale or duplicate command for {key * 1e-9:.6f} s '
+                                  f'(frame is at {self.t_ns * 1e-9:.6f} s)', **self._counters())
+            return
+        if len(self._pending) >= MAX_PENDING:
+            self._pending.pop(min(self._pending))
+        self._pending[key] = entry
+        self._last_key = key
+        self._try_advance()
+
+    def _refuse(self, verdict, stamp: int) -> None:
+        layer = verdict.layer
+        self.refused[layer] += 1
+        who = f'the {self.robot.spec.name} rules' if layer == 'controller' else 'the guard'
+        self.last_refusal = f'{layer}: {verdict.reason}'
+        text = f'rejected command: refused by {who} ({verdict.reason}): {verdict.detail}'
+        if self.due(f'refusal {layer} {verdict.reason}', 1.0):   # counted every time; each reason told
+            # at most once per second (rclpy logs cost ~0.8 ms, see due())
+            self.get_logger().error(f'{text} (stamp {stamp * 1e-9:.6f} s)')
+            self.status(ERROR, text, **self._counters())
+        if verdict.reason == 'size_mismatch':   # the controller is deactivated: the watchdog brakes
+            self._watchdog_brake(self._watchdog.trip(f'{self.robot.spec.name} deactivated: {verdict.detail}'))
+
+    def _take(self, entry, stamp_ns: int) -> None:
+        """The frame's command becomes the controller's (a refused one, None, changes nothing)."""
+        self.started = True
+        if entry is None or self._watchdog.braking:
+            return
+        self.controller.apply(entry, self._rel(stamp_ns), self._rel(self.t_ns), self.plant.states)
+        self._last_valid_ns = self.t_ns
+
+    def _apply_queued(self) -> None:
+        while self._queued and self._queued[0][0] <= self.t_ns:
+            _, stamp, entry = self._queued.pop(0)
+            self._take(entry, self.t_ns if stamp == 0 else stamp)
+
+    # --- frames --------------------------------------------------------------------------------
+    def _step(self) -> None:
+        """Write the frame's command, step the plant over the frame and publish the next frame."""
+        t0 = self._cycle.begin()
+        try:
+            self._integrate_frame()
+        finally:
+            self._cycle.end(t0)
+
+    def _integrate_frame(self) -> None:
+        now = self._rel(self.t_ns)
+        if self.p.lockstep and self._last_valid_ns is not None:
+            age = (self.t_ns - self._last_valid_ns) * 1e-9
+            if age > self.p.command_timeout:
+                self._watchdog_brake(self._watchdog.trip(f'no valid command for {age:.4f} s of sim time '
+                                                         f'(command_timeout {self.p.command_timeout:g} s)'))
+        end = self.controller.end()
+        if (not self.p.lockstep and self.started and end is not None
+                and end < self._rel(self.t_ns + self.frame_ns) - 1e-9 and self.controller.ends_moving()):
+            # real time: the frame runs past the end of the last command, which ended moving (the
+            # next came late or not at all): the drives hold its last point, as a JTC does. After
+            # a command that ends at rest (the stream stopped by design: IDLE, a goal reached)
+            # holding is what was asked for, not a late command.
+            self.late_commands += 1
+            self._late_since_status += 1
+        if not self.p.disable_commands:
+            law = self._servo_law()
+            if law is not None:       # real time: a law of this process at every plant step
+                self._step_linked(law)
+            else:
+                self.plant.step(self.h, self.controller.commands(now, self.m, self.h))
+        self.k += 1
+        self.frames += 1
+        self._publish_frame()
+
+    def _publish_frame(self) -> None:
+        stamp = ns_to_stamp(self.t_ns)
+        if self._clock_pub is not None:
+            self._clock_pub.publish(ClockMsg(clock=stamp))
+        states = self.plant.states()
+        js = JointState(name=self._joint_names)   # a new message per frame: it belongs to its subscribers
+        js.header.stamp = stamp
+        js.position = states['position'].tolist()
+        js.velocity = states['velocity'].tolist()
+        js.effort = states['effort'].tolist() if 'effort' in states else []
+        self._js_pub.publish(js)
+        self.count_published(topics.JOINT_STATES)
+        self._frame_wall = time.monotonic()
+
+    def _watchdog_brake(self, reason: str | None) -> bool:
+        """The watchdog tripped: a controlled stop from the current command at brake_deceleration
+        (JTC: braking setpoints; FCC: the drives' own stop), commands are not followed until the
+        next activation. False when there is nothing to do."""
+        if not reason:
+            return False
+        now, end = self._rel(self.t_ns), self.controller.end()
+        # A trajectory ending at this frame ends at start + time_from_start, which can round one ulp
+        # below the frame's time (t_ns - start_ns) * 1e-9; sampled at the frame it would be over
+        # (zero velocity) and the brake a dead stop. Times are whole ns: within half a ns it ends now.
+        at = end if end is not None and now - 5e-10 < end < now else now
+        self.controller.brake(at, self._watchdog.deceleration, self.plant.setpoint_period)
+        self._pending.clear()
+        self._queued.clear()
+        self._watchdog.report(ns_to_stamp(self.t_ns), reason)
+        self.status(ERROR, f'watchdog: braking to rest: {reason}', **self._counters())
+        return True
+
+    # --- diagnostics ---------------------------------------------------------------------------
+    def hardware_id(self) -> str:
+        """What this node's statuses are about: the simulated hardware."""
+        robot = getattr(self, 'robot', None)
+        return f'{robot.hardware.name} ({robot.plant_name} plant, hil_sim)' if robot else 'mock hardware (hil_sim)'
+
+    def _counters(self) -> dict:
+        wd = self._watchdog
+        return dict(frames=self.frames, late_commands=self.late_commands,
+                    rejected_commands=self.rejected_commands, refused_by_controller=self.refused['controller'],
+                    refused_by_guard=self.refused['guard'], last_refusal=self.last_refusal,
+                    stale_commands=self.stale_commands, realtime_overruns=self.overruns,
+                    sim_time=self._rel(self.t_ns) + self.p.start_time, plant=self.robot.plant_name,
+                    controller=self.robot.spec.name, braking=wd.braking, watchdog_trips=wd.core.trips,
+                    watchdog_reason=wd.core.reason, disable_commands=self.p.disable_commands)
+
+    def _publish_status(self) -> None:
+        if self.plant is None:
+            return
+        inactive = getattr(self.controller, 'deactivated_by', '')
+        if self._watchdog.braking:
+            level, msg = ERROR, f'watchdog: braked to rest: {self._watchdog.core.reason}'
+        elif inactive:
+            level, msg = ERROR, f'{self.robot.spec.name} deactivated: {inactive}'
+        elif self._late_since_status:
+            level, msg = WARN, f'{self._late_since_status} late command(s): {self.controller.late_action}'
+        elif self.p.lockstep and not self.started:
+            level, msg = OK, 'waiting for the first command (sim time held at t_0)'
+        else:
+            level, msg = OK, 'running' if self.active else 'inactive'
+        self._late_since_status = 0
+        self.status(level, msg, **self._counters())
+
+
+main = main_for(MockHardwareNode)
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,159 @@
+"""What the generic mock hardware node is built from (docs/mock_hardware.md): its parameters
+(the node's own, the watchdog's, every plant's gains) and the robot they select: the
+``<ros2_control>`` block of the robot description, the emulated controller of the controllers
+YAML, the plant with its initial state.
+
+The robot comes from data only: ``robot_description`` (a URDF file of the data tree, or the
+URDF text itself) and ``controller`` (a name in ``controllers_file``). The plant is the node's
+``plant`` parameter, else the block's hardware ``<param name="mock_plant">``, else
+GenericSystem's mirror. ``initial_positions`` (optional) overrides the URDF's initial positions.
+"""
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+import yaml
+
+from hil_core.data_paths import config_file, data_root
+from hil_core.drives.plants import DEFAULT_PLANT, PLANT_PARAM, PLANTS, make_plant, plant_gains
+from hil_core.drives.plants.controllers import ControllerSpec, ForwardCommand, TrajectoryFollower, controller_spec
+from hil_core.drives.plants.description import HardwareInfo, parse_ros2_control
+from hil_core.drives.plants.protocol import PlantSetup
+from hil_core.supervision.timing import HIGH_LEVEL_PERIOD
+from hil_nodes.framework.base import Param, ParameterError
+from hil_sim.mock_hardware.watchdog import PARAMS as WATCHDOG_PARAMS
+
+
+def _gain_params() -> tuple:
+    """Every plant's gains as parameters (flat names; the plant reads its own)."""
+    out, seen = [], set()
+    for name in PLANTS:
+        for g in plant_gains(name):
+            if g.name not in seen:
+                seen.add(g.name)
+                out.append(Param(g.name, g.type, g.default, g.description, range=g.range, length=g.length))
+    return tuple(out)
+
+
+PARAMS = (
+    # the robot (fixed for the node's life: a change needs a new node)
+    Param('robot_description', str, '', 'URDF with a <ros2_control> block: a file (relative to the data tree) '
+          'or the URDF text', read_only=True),
+    Param('ros2_control', str, '', "name of the <ros2_control> block ('' = the only one)", read_only=True),
+    Param('controller', str, '', 'the emulated controller: its name in controllers_file (its type decides JTC '
+          'or forward_command_controller, its name the command topic)', read_only=True),
+    Param('controllers_file', str, '', "controllers YAML ('' = config/controllers.yaml of the data tree)",
+          read_only=True),
+    Param('plant', str, '', f"plant model ('' = the hardware <param name=\"{PLANT_PARAM}\">, else "
+          f'{DEFAULT_PLANT})', choices=('', *PLANTS), read_only=True),
+    Param('initial_positions', 'float[]', [], 'initial joint positions (empty = the URDF initial_value)'),
+    # pacing
+    Param('frame_period', float, HIGH_LEVEL_PERIOD, 'frame T (s): one lockstep frame, a whole multiple of the '
+          "plant's setpoint period", range=(1e-5, 1.0)),
+    Param('lockstep_timeout', float, 0.5, 'wall s to wait for the command of a frame before it counts as late',
+          range=(1e-3, 60.0), dynamic=True),
+    Param('lockstep_late', str, 'brake', 'what a lockstep frame whose command is late does: brake (the watchdog\'s '
+          'controlled stop, for good) or hold (stop following dead and go on: diagnosis only)',
+          choices=('brake', 'hold')),
+    Param('time_scale', float, 1.0, 'sim s per wall s; in lockstep an upper bound (0 = as fast as possible), '
+          'in real time the pace (must be > 0)', range=(0.0, 1000.0), dynamic=True),
+    Param('start_time', float, 0.0, 'sim time t_0 of the first frame (s)', range=(0.0, 1e6)),
+    Param('servo_link', bool, True, 'real time, forward command controller: run a control law that a node of '
+          'this process offers on the command topic at every plant step (hil_nodes.runtime.servo_link)'),
+    # faults
+    Param('disable_commands', bool, False, 'frozen feedback (GenericSystem disable_commands): commands are taken '
+          'but never reach the plant, whose state stays', dynamic=True),
+    *WATCHDOG_PARAMS,
+    *_gain_params(),
+)
+REBUILD_EXEMPT = {'time_scale', 'lockstep_timeout', 'disable_commands'}
+
+
+@dataclass
+class Robot:
+    """The hardware, its emulated controller and the plant behind it."""
+    hardware: HardwareInfo
+    spec: ControllerSpec
+    plant_name: str
+    urdf_path: str
+
+
+def _urdf(value: str) -> tuple[str, str]:
+    """(URDF text, file path or '') of the robot_description parameter."""
+    if value.lstrip().startswith('<'):
+        return value, ''
+    path = pathlib.Path(value)
+    path = path if path.is_absolute() else data_root() / path
+    return path.read_text(), str(path)
+
+
+def load_robot(p: SimpleNamespace) -> Robot:
+    if not p.robot_description:
+        raise ParameterError("parameter 'robot_description' is required: a URDF with a <ros2_control> block")
+    if not p.controller:
+        raise ParameterError("parameter 'controller' is required: the name of the emulated controller in "
+                             'controllers_file')
+    try:
+        text, path = _urdf(p.robot_description)
+        hardware = parse_ros2_control(text, p.ros2_control)
+        controllers = yaml.safe_load(pathlib.Path(p.controllers_file or config_file('controllers.yaml')).read_text())
+        spec = controller_spec(controllers or {}, p.controller)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        raise ParameterError(f'robot: {exc}') from None
+    plant = p.plant or hardware.params.get(PLANT_PARAM) or DEFAULT_PLANT
+    if plant not in PLANTS:
+        raise ParameterError(f"<ros2_control> param {PLANT_PARAM!r} names an unknown plant {plant!r}")
+    return Robot(hardware, spec, plant, path)
+
+
+def initial_state(p: SimpleNamespace, hardware: HardwareInfo) -> dict:
+    state = {iface: hardware.initial(iface) for j in hardware.joints for iface in j.state}
+    state.setdefault('position', hardware.initial('position'))
+    if p.initial_positions:
+        if len(p.initial_positions) != len(hardware.joints):
+            raise ParameterError(f"parameter 'initial_positions' needs one value per joint "
+                                 f'({len(hardware.joints)}), got {len(p.initial_positions)}')
+        state['position'] = np.asarray(p.initial_positions, dtype=float)
+    return state
+
+
+def build(p: SimpleNamespace, robot: Robot, brake_deceleration):
+    """(plant, controller, steps per frame): ParameterError naming the plant when it cannot run."""
+    initial = initial_state(p, robot.hardware)
+    gains = {g.name: getattr(p, g.name) for g in plant_gains(robot.plant_name)}
+    setup = PlantSetup(robot.hardware, gains, p.frame_period, np.asarray(brake_deceleration, dtype=float),
+                       initial, robot.urdf_path)
+    try:
+        plant = make_plant(robot.plant_name, setup)
+    except ValueError as exc:
+        raise ParameterError(f'{robot.plant_name} plant: {exc}') from None
+    try:
+        controller = (TrajectoryFollower(robot.spec, robot.hardware, initial['position']) if robot.spec.trajectory
+                      else ForwardCommand(robot.spec, robot.hardware))
+    except ValueError as exc:
+        raise ParameterError(str(exc)) from None
+    if plant.command_interface != robot.spec.interface:
+        raise ParameterError(f'the {robot.plant_name} plant takes {plant.command_interface!r} commands, controller '
+                             f'{robot.spec.name!r} writes {robot.spec.interface!r}')
+    setpoints = p.frame_period / plant.setpoint_period
+    if round(setpoints) < 1 or abs(setpoints - round(setpoints)) > 1e-6:
+        raise ParameterError(f"parameter 'frame_period' ({p.frame_period}) must be a whole multiple of the "
+                             f"{robot.plant_name} plant's setpoint period ({plant.setpoint_period})")
+    return plant, controller, int(round(p.frame_period / plant.step_size))
+
+
+def system_mock(system: str, overrides: dict | None = None, **node_kwargs) -> 'MockHardwareNode':
+    """The mock hardware node of a system as ``hil run`` builds it (its name, parameter files and
+    parameters from config/systems/<system>.yaml), with ``overrides`` on top (tests, benches)."""
+    from rclpy.parameter import Parameter
+
+    from hil_nodes.bringup.system import load_system
+    from hil_sim.mock_hardware.node import MockHardwareNode
+    spec = next(n for n in load_system(system).nodes if (n.package, n.executable) == ('hil_sim', 'mock_hardware'))
+    values = {**spec.parameters, **(overrides or {})}    # file paths: relative to the data tree
+    files = [arg for path in spec.params for arg in ('--params-file', str(path))]
+    return MockHardwareNode(node_name=spec.name, cli_args=['--ros-args', *files],
+                            parameter_overrides=[Parameter(k, value=v) for k, v in values.items()], **node_kwargs)

@@ -1,0 +1,98 @@
+"""The mock hardware's watchdog (docs/supervisor.md "Hardware-side watchdog"): the ROS side of
+``hil_core.drives.command_watchdog`` for a mock drive node.
+
+It listens to the supervisor's heartbeat (``/hil/heartbeat``, ``frame_id`` = the supervisor's
+name) and is told of every valid command; when commands stop (real time: ``command_timeout``
+of wall time; lockstep: the node judges ``command_timeout`` of sim time and calls ``trip``) or the
+supervisor's heartbeat is lost for ``supervisor_timeout`` (wall), it trips once: the node then
+brakes from its current setpoint to rest at ``brake_deceleration`` per joint (synchronised,
+velocity continuous), ignores further commands until it is activated again, publishes a
+``fault`` event on ``/hil/events`` naming the reason, and counts the trip. A safe stop thus
+needs nothing upstream: no supervisor, no controller.
+"""
+from __future__ import annotations
+
+import re
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.subscription import ContentFilterOptions
+from std_msgs.msg import Header
+
+from hil_core.drives.command_watchdog import CommandWatchdog, WatchdogConfig
+from hil_core.drives.plants.protocol import per_joint
+from hil_nodes import qos, topics
+from hil_nodes.framework.base import Param
+
+PARAMS = (
+    Param('watchdog', bool, True, 'brake on the drives\' own when commands stop or the supervisor dies'),
+    Param('command_timeout', float, 0.2, 'brake after this long without a valid command, counted from the first '
+          'one (real time: wall s; lockstep: sim s since the frame of the last valid command)', range=(1e-3, 60.0)),
+    Param('supervisor_timeout', float, 3.0, 'brake after this long without a supervisor heartbeat (wall s; '
+          '0 = not watched)', range=(0.0, 600.0)),
+    Param('supervisor_name', str, 'supervisor', 'name of the supervisor node whose heartbeat is watched',
+          check=lambda v: None if re.fullmatch(r'/?[A-Za-z_][A-Za-z0-9_]*', v) else
+          'a node name (letters, digits and _, not starting with a digit): it goes into a DDS content filter'),
+    Param('brake_deceleration', 'float[]', [5.0], 'braking deceleration, one value or one per joint (m/s^2 or '
+          'rad/s^2; no higher than the planner\'s a_max)', range=(1e-3, 1e3)),
+)
+
+
+class HardwareWatchdog:
+    def __init__(self, node, joints: int):
+        p = node.p
+        self._node = node
+        self.enabled = bool(p.watchdog)
+        self.deceleration = per_joint(p.brake_deceleration, joints, 'brake_deceleration')   # ValueError: refused
+        self.core = CommandWatchdog(WatchdogConfig(p.command_timeout, p.supervisor_timeout,
+                                                   tuple(self.deceleration)))
+        self._supervisor = '/' + p.supervisor_name.strip('/')
+        # only the supervisor's beats reach the callback: every node beats on this topic, twice
+        # in lockstep (wall and sim time), ~300 a second at 3x, each an executor event
+        # (filtered in DDS; the name check in the callback stays for an rmw without filters)
+        names = [f"'{self._supervisor}'", f"'{self._supervisor[1:]}'"]
+        self._sub = node.create_subscription(
+            Header, topics.HIL_HEARTBEAT, self._on_heartbeat, 50,
+            content_filter_options=ContentFilterOptions('frame_id = %0 OR frame_id = %1', names))
+        self._events = node.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
+                                                       qos.command(depth=50, lockstep=p.lockstep))
+
+    @property
+    def braking(self) -> bool:
+        return self.core.braking
+
+    def destroy(self) -> None:
+        self._node.destroy_subscription(self._sub)
+        self._node.destroy_lifecycle_publisher(self._events)
+
+    def rearm(self) -> None:
+        self.core.rearm()
+
+    def command_ok(self) -> None:
+        self.core.command(time.monotonic())
+
+    def _on_heartbeat(self, msg: Header) -> None:
+        if msg.frame_id == self._supervisor or msg.frame_id == self._supervisor[1:]:
+            self.core.supervisor_beat(time.monotonic())
+
+    def check(self, commands_watched: bool) -> str | None:
+        """Trip reason now (once), or None. ``commands_watched``: judge the command age too
+        (real time); lockstep judges a missing command by its frame and calls ``trip``."""
+        if not self.enabled:
+            return None
+        return self.core.check(time.monotonic(), commands=commands_watched)
+
+    def trip(self, reason: str) -> str | None:
+        """Lockstep: the frame's command did not come. None if disabled or tripped already."""
+        return self.core.trip(reason) if self.enabled else None
+
+    def report(self, stamp, reason: str) -> None:
+        node = self._node
+        node.get_logger().error(f'watchdog: braking to rest: {reason}')
+        msg = DiagnosticArray()
+        msg.header.stamp = stamp
+        msg.status = [DiagnosticStatus(level=DiagnosticStatus.ERROR, name='fault', hardware_id=node.get_name(),
+                                       message=f'watchdog: braking to rest at {self.deceleration.max():g} m/s^2: '
+                                               f'{reason}',
+                                       values=[KeyValue(key='reason', value=reason)])]
+        self._events.publish(msg)

@@ -1,0 +1,95 @@
+"""Fault relay for the `faults` scenario: republishes a PoseStamped stream with seeded faults.
+
+    admittance --(/admittance/reference_model)--> reference_faults --(/admittance/reference)--> planner
+
+The scenario remaps the admittance output to ``input_topic`` and puts this node in between. Each
+frame's fault depends only on (seed, frame index) (hil_core.fault_injection), so the faults hit
+the same frames in every run and process layout. Counts go to /diagnostics.
+"""
+from __future__ import annotations
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped
+
+from hil_core.fault_injection import ReferenceFaultInjector, ReferenceFaults
+from hil_nodes import topics
+from hil_nodes.framework.base import OK, WARN, HilLifecycleNode, Param
+from hil_nodes.msgs.convert import array_to_pose, pose_to_array, stamp_to_ns
+from hil_nodes.runtime.runner import main_for
+
+_PROB = (0.0, 1.0)
+
+
+class ReferenceFaultsNode(HilLifecycleNode):
+    # statuses "reference_faults: fault injection": the faults injected into the reference stream
+    STATUS_TASK = 'fault injection'
+    PARAMS = (
+        Param('input_topic', str, '/admittance/reference_model', 'clean reference stream (remapped model output)'),
+        Param('output_topic', str, topics.ADMITTANCE_REFERENCE, 'faulty stream the planner reads'),
+        Param('frame_period', float, 0.0025, 'reference period: frame index = stamp / period (s)', range=(1e-5, 1.0)),
+        Param('drop_prob', float, 0.0, 'probability a frame is not delivered', range=_PROB),
+        Param('duplicate_prob', float, 0.0, 'probability a frame is delivered twice', range=_PROB),
+        Param('spike_prob', float, 0.0, 'probability of a position spike', range=_PROB),
+        Param('spike_magnitude', float, 0.01, 'spike size (m)', range=(0.0, 1.0)),
+        Param('late_prob', float, 0.0, 'probability a frame is delivered late (out of order)', range=_PROB),
+        Param('late_frames', int, 2, 'how many frames late', range=(1, 100)),
+        Param('start_time', float, 0.0, 'no faults before this stamp (s)', range=(0.0, 1e6)),
+        Param('seed', int, 0, 'seed of the fault decisions', range=(0, 2**31 - 1)),
+    )
+
+    def __init__(self, node_name: str = 'reference_faults', **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.injector = None
+        self.pub = None
+        self.sub = None
+
+    def check_parameters(self, p) -> str | None:
+        try:
+            self._faults(p)
+        except ValueError as exc:
+            return f'fault parameters: {exc}'
+        if p.input_topic == p.output_topic:
+            return "parameters 'input_topic' and 'output_topic' must differ"
+        return None
+
+    @staticmethod
+    def _faults(p) -> ReferenceFaults:
+        return ReferenceFaults(drop_prob=p.drop_prob, duplicate_prob=p.duplicate_prob, spike_prob=p.spike_prob,
+                               spike_magnitude=p.spike_magnitude, late_prob=p.late_prob, late_frames=p.late_frames,
+                               start_frame=int(round(p.start_time / p.frame_period)))
+
+    def configure_node(self) -> None:
+        self.injector = ReferenceFaultInjector(self._faults(self.p), seed=self.p.seed)
+        self.pub = self.create_lifecycle_publisher(PoseStamped, self.p.output_topic, self.stream_qos())
+        self.sub = self.create_subscription(PoseStamped, self.p.input_topic, self._on_pose, self.stream_qos())
+
+    def _on_pose(self, msg: PoseStamped) -> None:
+        if not self.active:
+            return
+        pose = pose_to_array(msg.pose)
+        if not np.all(np.isfinite(pose)):
+            self.pub.publish(msg)        # not ours to judge: the planner rejects it with a diagnostic
+            return
+        k = int(round(stamp_to_ns(msg.header.stamp) * 1e-9 / self.p.frame_period))
+        for _, out_pose, header, kind in self.injector.step(k, pose, msg.header):
+            out = PoseStamped(header=header, pose=array_to_pose(out_pose))
+            self.pub.publish(out)
+        if any(v for key, v in self.injector.counts.items() if key != 'ok') and k % 400 == 0:
+            self.status(WARN, 'injecting reference faults', **self.injector.counts)
+
+    def deactivate_node(self) -> None:
+        if self.injector is not None:
+            self.status(OK, 'fault injection stopped', **self.injector.counts)
+
+    def cleanup_node(self) -> None:
+        if self.sub is not None:
+            self.destroy_subscription(self.sub)
+        if self.pub is not None:
+            self.destroy_lifecycle_publisher(self.pub)
+        self.sub = self.pub = self.injector = None
+
+
+main = main_for(ReferenceFaultsNode)
+
+if __name__ == '__main__':
+    main()
