@@ -25,8 +25,6 @@ package_name = 'hil_core'
 # share/hil_core: hil_core.data_paths finds it there through the ament index.
 
 setup(
-    name=package_name,
-    version='0.1.0',
     packages=find_packages(exclude=['test']),
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
@@ -34,11 +32,4 @@ setup(
     ]
     + data_tree('config', 'share/' + package_name + '/config', skip=())
     + data_tree('urdf', 'share/' + package_name + '/urdf', skip=('.py', '.pyc')),
-    install_requires=['setuptools'],
-    extras_require={'test': ['pytest']},   # colcon test: the pytest step (colcon.meta)
-    zip_safe=True,
-    maintainer='hil_suite maintainers',
-    maintainer_email='hil-suite@example.org',
-    description='Pure-Python HIL algorithms (no rclpy).',
-    license='Apache-2.0',
 )
