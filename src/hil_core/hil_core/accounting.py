@@ -1,5 +1,6 @@
-"""Message accounting of a run (issue 18): per topic, what should have been published, what was
-published, what the recorder received and wrote, and the largest gap between receive times.
+"""Message accounting of a run, the evidence behind the transparency report: per topic, what
+should have been published, what was published, what the recorder received and wrote, and the
+largest gap between receive times.
 
 ``account`` builds the per-topic table for the run summary, ``hil_run.yaml`` and the report:
 

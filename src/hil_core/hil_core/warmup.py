@@ -8,26 +8,19 @@ import importlib
 import sys
 import time
 
-# module that has a warm_up() -> compiles every kernel of its group
-GROUPS = ('hil_core.hexaslide', 'hil_core.timebase', 'hil_core.admittance.lti_model_kernel', 'hil_core.ft.signal_chain_kernel',
-          'hil_core.space.plant_kernel', 'hil_core.hybrid5.tracking_kernel', 'hil_core.hybrid5.dynamics_kernel',
-          'hil_core.drives.servo',
+# the public module of each compiled part: its warm_up() compiles or loads the kernels it runs
+GROUPS = ('hil_core.hexaslide.inverse', 'hil_core.hexaslide.forward', 'hil_core.timebase.engine',
+          'hil_core.admittance.lti_model', 'hil_core.ft.signal_chain', 'hil_core.space.plant',
+          'hil_core.hybrid5.tracking', 'hil_core.hybrid5.dynamics', 'hil_core.drives.servo',
           'hil_core.drives.plants.plain_trajectory')
 
 
 def warm_up_all(out=sys.stdout) -> dict[str, float]:
     seconds = {}
     for name in GROUPS:
-        module = importlib.import_module(name)
-        warm = getattr(module, 'warm_up', None)
-        if warm is None:
-            continue
+        warm = importlib.import_module(name).warm_up
         t0 = time.perf_counter()
-        if name == 'hil_core.ft.signal_chain_kernel':
-            from hil_core.ft.signal_chain import ChainConfig, SignalChain
-            warm(SignalChain(ChainConfig()))
-        else:
-            warm()
+        warm()
         seconds[name] = time.perf_counter() - t0
         print(f'{name}: {seconds[name]:.2f} s', file=out, flush=True)
     return seconds

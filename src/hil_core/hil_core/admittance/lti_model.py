@@ -24,8 +24,9 @@ Bumpless parameter change: ``set_matrices`` rebuilds the discretisation but keep
 state (pose offset, twist, radiation state), so the reference pose never steps.
 
 Per-wrench work (``step``, ``outputs``, ``step_outputs``) runs as one compiled call
-(``admittance.lti_model_kernel``, numba) by default; ``compiled=False`` selects the plain numpy code
-below, which stays as the test oracle (test/unit/test_admittance_compiled.py).
+(``admittance.lti_model_kernel``, numba; :func:`warm_up` compiles or loads it) by default;
+``compiled=False`` selects the plain numpy code below, which stays as the test oracle
+(test/unit/test_admittance_compiled.py), so there is no ``lti_model_numpy`` twin.
 """
 from __future__ import annotations
 
@@ -391,3 +392,8 @@ class LtiAdmittanceModel:
         for i, si in enumerate(s):
             out[i][np.ix_(self.idx, self.idx)] = C @ np.linalg.solve(si * eye - self.A, self.B)
         return out
+
+
+def warm_up() -> float:
+    """Compile (or load from the cache) every admittance kernel (hil_core.warmup); seconds taken."""
+    return _ck.warm_up()

@@ -6,7 +6,8 @@ moves to the JTC-exact functions).
   trajectories not refused). It is NOT what a Kilted joint_trajectory_controller does: use
   :func:`hil_core.drives.joint_trajectory.jtc_validate` (exact acceptance rules) followed by
   :func:`hil_core.drives.joint_trajectory.guard_trajectory` (the stricter layer with its own reasons).
-  The mock (``hil_sim.mock_hexapod``) still calls this one; the integrator switches it over.
+  No node calls it any more (the mock hardware's controllers, ``hil_core.drives.plants.controllers``,
+  run the JTC rules and the guard); test/unit/test_servo.py still checks it.
 * :func:`sample_knots`: the setpoint between knots. With velocities the segment between two
   knots is the cubic Hermite polynomial (what the JTC's spline interpolation does with
   positions + velocities); without velocities it is linear (velocity = slope, no

@@ -65,7 +65,7 @@ class SequenceTracker:
         self._run: list[tuple[int, int]] = []          # unconfirmed new numbering: (seq, kind)
 
     @property
-    def resyncs(self) -> int:                          # the name used before issue 17
+    def resyncs(self) -> int:                          # the former name of ``resets``
         return self.resets
 
     def _plausible(self, now: float | None) -> int:

@@ -8,7 +8,7 @@ whole block (validity, gravity, bias window, hold, staleness, DF2T biquads, deci
 one compiled loop over the samples working on the chain's own state arrays; the caller
 allocates only the block's output arrays.
 
-The arithmetic is that of ``signal_chain.SignalChainNumpy`` and of scipy's ``sosfilt``
+The arithmetic is that of ``signal_chain_numpy.SignalChainNumpy`` and of scipy's ``sosfilt``
 (transposed direct form II, the order of ``StreamFilter.step``), sample by sample; tests:
 test/unit/test_ft_compiled.py.
 """
@@ -157,16 +157,3 @@ def process_kernel(t, x, flagged, has_flags, grav_mode, R, g_rows, fcfg, icfg, s
             else:
                 ist[COUNT] += 1
                 publish[i] = (ist[COUNT] % decimate_every) == 0
-
-
-def warm_up(chain) -> None:
-    """Run the kernel once on copies of ``chain``'s state with its argument types (numba
-    cache load or compilation now, not at the first sample)."""
-    t = np.array([1], dtype=np.int64)
-    x = np.zeros((1, 6))
-    for mode in (0, 1, 2):
-        process_kernel(t, x, np.zeros(1, dtype=np.bool_), False, mode, np.eye(3), np.zeros((1, 6)),
-                       chain._fcfg, chain._icfg, chain.filter.sos, chain.filter.zi.copy(), chain.filter._zi_unit,
-                       chain.bias, chain._bias_buf.copy(), chain._ist.copy(), chain._fst.copy(),
-                       chain._counts.copy(), np.empty(1, np.int64), np.empty((1, 6)), np.empty((1, 6)),
-                       np.empty(1, np.bool_))

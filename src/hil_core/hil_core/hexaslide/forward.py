@@ -1,7 +1,7 @@
 """Compiled real-time forward kinematics: :class:`ForwardKinematics` (the public one).
 
 Same constructor, ``solve``, ``reset`` and ``last_pose`` as its plain-Python oracle
-:class:`ForwardKinematicsNumpy` (forward.py, where the algorithm is explained); a solve runs in
+:class:`ForwardKinematicsNumpy` (forward_numpy.py, where the algorithm is explained); a solve runs in
 the numba kernel of :mod:`.forward_kernel` on arrays this object owns (warm-start state, parameters,
 scratch), so a warm-started solve costs a few microseconds and allocates only its result.
 """

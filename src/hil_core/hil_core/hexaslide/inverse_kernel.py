@@ -1,6 +1,6 @@
-"""Compiled inverse kinematics of the Hexaslide (seed 001 eq. 1-2), twin of :mod:`.inverse`.
+"""Compiled inverse kinematics of the Hexaslide (seed 001 eq. 1-2): the kernels of :mod:`.inverse`.
 
-:func:`inverse_kinematics_numpy` (inverse.py) is the test oracle; this module computes the same
+:func:`inverse_kinematics_numpy` (inverse_numpy.py) is the test oracle; this module computes the same
 numbers pose by pose in a numba kernel: the same operations in the same order (numpy's einsum
 sums three terms as (a0 + a2) + a1, its norms sequentially, both reproduced here), so q and the
 discriminants agree to the last bit or within a few ulps where numpy's SIMD transcendental
@@ -25,7 +25,7 @@ LEG_SIZE = 16
 # per leg: b (3), c (3), u (3), q_home, stroke_min, stroke_max, link_home (3), unused
 L_B, L_C, L_U, L_QHOME, L_MIN, L_MAX, L_H = 0, 3, 6, 9, 10, 11, 12
 
-# reason codes (same values as inverse.py)
+# reason codes (same values as inverse_numpy.py)
 OK, NO_REAL_SOLUTION, SLIDER_STROKE, PASSIVE_JOINT_RANGE, INVALID_INPUT = 0, 1, 2, 3, 4
 
 

@@ -15,6 +15,10 @@ coordinates p, from T = 1/2 v^T M_x(p) v with
 (runner mass along the leg, guide inertia J_r turning about its pivot), Coriolis/centrifugal
 terms from Lagrange's equation, gravity V = g [(m_p + 3 m_s) z + q_g sum z / l_i], Coulomb
 (smoothed) + viscous friction in every joint, and its own masses (plant != model).
+
+The plant's step runs compiled (``dynamics_kernel``, numba; :func:`warm_up` compiles or loads
+it) unless ``compiled=False``; the Python ``Plant.accelerations`` is its oracle, so there is no
+``dynamics_numpy`` twin.
 """
 from __future__ import annotations
 
@@ -22,10 +26,11 @@ import math
 
 import numpy as np
 
-from . import kinematics as kin
-from .params import Hybrid5Params
+from hil_core.maths.jit import timed_warm_up
 
-G0 = 9.81
+from . import dynamics_kernel
+from . import kinematics as kin
+from .params import G0, Hybrid5Params
 
 
 # --- controller model (eq. 22-27) --------------------------------------------------------------------
@@ -148,7 +153,6 @@ class Plant:
         # below is its oracle
         self._constants = None
         if compiled:
-            from . import dynamics_kernel
             self._constants = dynamics_kernel.plant_constants(params)
             self._kernel = dynamics_kernel.step
 
@@ -220,3 +224,13 @@ class Plant:
         l = np.round(l / ql) * ql if ql > 0 else l
         th = np.round(self.theta / qt) * qt if qt > 0 else self.theta.copy()
         return l, th
+
+
+def warm_up() -> float:
+    """Compile (or load from the cache) the plant's step kernels for float64 arrays
+    (hil_core.warmup); seconds taken."""
+    def run():
+        c = np.ones(15)
+        p, v, th, om = np.array([0.0, 0.0, 0.8]), np.zeros(3), np.zeros(2), np.zeros(2)
+        dynamics_kernel.step(c, p, v, th, om, np.zeros(3), np.zeros(2), 1e-4, 1)
+    return timed_warm_up(run)

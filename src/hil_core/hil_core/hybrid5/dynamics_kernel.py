@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from . import kinematics as kin
-from .dynamics import G0
+from .params import G0
 
 
 def plant_constants(params) -> np.ndarray:
@@ -97,10 +97,3 @@ def step(c, p, v, theta, omega, F, tau, dt, n):
         for r in range(2):
             omega[r] += acc[3 + r] * dt
             theta[r] += omega[r] * dt
-
-
-def warm_up() -> None:
-    """Compile (or load from the cache) both kernels for float64 arrays (hil_core.warmup)."""
-    c = np.ones(15)
-    p, v, th, om = np.array([0.0, 0.0, 0.8]), np.zeros(3), np.zeros(2), np.zeros(2)
-    step(c, p, v, th, om, np.zeros(3), np.zeros(2), 1e-4, 1)

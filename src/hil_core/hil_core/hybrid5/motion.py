@@ -32,8 +32,8 @@ from .trajectory import PathTrajectory
 
 class _Cartesian:
     """A PathTrajectory started at cycle k0 (held at its end). The reference is sampled by the
-    compiled path sampler (``compiled.reference``: sample_cycle + ik_derivatives_scalar in one
-    call, equal to them to rounding, test_hybrid5_compiled.py)."""
+    compiled path sampler (``tracking_kernel.reference``: sample_cycle + ik_derivatives_scalar
+    in one call, equal to them to rounding, test_hybrid5_compiled.py)."""
 
     def __init__(self, path: PathTrajectory, k0: int, R: float):
         self.path, self.k0, self.R = path, k0, R

@@ -9,6 +9,8 @@ import yaml
 
 from hil_core.data_paths import config_file
 
+G0 = 9.81      # m/s^2, gravity of the model, the plant and their compiled kernels
+
 
 @dataclass(frozen=True)
 class Plant:

@@ -6,8 +6,9 @@ second derivatives of both manipulators (eq. 7-11, 18-20) -> forward kinematics 
 measured legs for the model (eq. 12-15) -> reduced masses and gravity forces (eq. 23-24, 27)
 -> CTM with the nonlinear integrator (eq. 28-36) -> leg forces F (N), table torques tau (N m).
 ``dtype`` selects float64 or float32 for the whole chain (the float32 study, table 3).
-In float64 the cycle runs as one compiled call (``hybrid5.tracking_kernel``, numba) unless
-``compiled=False``; the Python code below is the oracle it is tested against and the float32 path.
+In float64 the cycle runs as one compiled call (``hybrid5.tracking_kernel``, numba; :func:`warm_up`
+compiles or loads it) unless ``compiled=False``; the Python code below is the oracle it is tested
+against and the float32 path, so there is no ``tracking_numpy`` twin.
 """
 from __future__ import annotations
 
@@ -16,10 +17,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hil_core.maths.jit import timed_warm_up
+
 from . import tracking_kernel as ck
 from . import dynamics, kinematics as kin
 from .control import CTM
-from .params import Hybrid5Params
+from .gcode import parse
+from .params import Hybrid5Params, load_params
 from .trajectory import PathTrajectory
 
 
@@ -199,3 +203,16 @@ def simulate(params: Hybrid5Params, path: PathTrajectory, n_cycles: int | None =
             log.e_leg[k], log.F[k], log.tau[k], log.v_d[k] = out.e_leg, out.F, out.tau, out.v_d
             plant.step(out.F.astype(float), out.tau.astype(float))
     return log
+
+
+def warm_up() -> float:
+    """Load (or compile, ~5-20 s cold) the kernels by building a controller on a short path of
+    a line and an arc; returns the seconds. Run once after installing so that a node's
+    configure never waits for numba (the cache lives next to the sources)."""
+    def run():
+        P = load_params()
+        t = P.trajectory
+        path = PathTrajectory(parse('G21 G90\nG1 X1 F100\nG2 X2 Y1 I1 J0\n', t.rapid_feed), P.Ts, t.a_max, t.j_max,
+                              math.radians(t.angular_feed) / 60, P.work_origin)
+        HybridController(P, path).cycle(0, [1.0, 1.0, 1.0], [0.0, 0.0])
+    return timed_warm_up(run)

@@ -20,8 +20,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .dynamics import G0
 from .kinematics import SQRT3_2
+from .params import G0
 
 TWO_SQRT3 = float(2 * np.sqrt(3.0))
 INF = math.inf
@@ -323,22 +323,3 @@ def new_state(n: int) -> tuple[np.ndarray, np.ndarray]:
     fst = np.zeros(3 * n)
     fst[n:2 * n] = INF
     return ist, fst
-
-
-def warm_up() -> float:
-    """Load (or compile, ~5-20 s cold) the kernels by building a controller on a short path of
-    a line and an arc; returns the seconds. Run once after installing so that a node's
-    configure never waits for numba (the cache lives next to the sources)."""
-    import time
-
-    from .gcode import parse
-    from .params import load_params
-    from .tracking import HybridController
-    from .trajectory import PathTrajectory
-    t0 = time.perf_counter()
-    P = load_params()
-    t = P.trajectory
-    path = PathTrajectory(parse('G21 G90\nG1 X1 F100\nG2 X2 Y1 I1 J0\n', t.rapid_feed), P.Ts, t.a_max, t.j_max,
-                          math.radians(t.angular_feed) / 60, P.work_origin)
-    HybridController(P, path).cycle(0, [1.0, 1.0, 1.0], [0.0, 0.0])
-    return time.perf_counter() - t0

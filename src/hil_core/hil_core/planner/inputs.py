@@ -1,4 +1,4 @@
-"""Validation of everything the planner is given, before any arithmetic on it (issue 17 item 5).
+"""Validation of everything the planner is given, before any arithmetic on it (fault hardening).
 
 A pose is accepted only as 7 finite numbers whose position lies within ``position_bound`` of the
 workspace centre (compared per component first, so even 1.7e308 costs no overflow) and whose

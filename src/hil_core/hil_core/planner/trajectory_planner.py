@@ -9,7 +9,7 @@ RETURNING_HOME; FAULT as a level) and proceeds by itself HOMING -> SYNCHRONIZING
 SAFETY_RECOVERY -> RETURNING_HOME -> IDLE, reporting each step as an event.
 
 Inside the limits the output is the reference array itself (bit-identical, no added delay).
-Hardening (issue 17, docs/planner.md "Hardening"): inputs validated before any arithmetic
+Hardening against faults and hostile input (docs/planner.md "Hardening"): inputs validated before any arithmetic
 (``inputs``); one per-DOF envelope for every phase (``envelope``); HOMING only from rest; bounded
 plans (``plans``); a limiter error, a FAULT, a dropout: the controlled stop (``stop``). The final
 guard re-checks every output and counts interventions: zero in a correct planner (tested).

@@ -8,6 +8,10 @@ satellite at the mounting point ``r_q`` with orientation ``R_q``. Gravity is zer
 With the mass matrix M of the whole system (crba), the seed's momentum matrices are
 ``H2 = M[:6, :6]`` and ``H3 = M[:6, 6:]`` (the base rows of M are the total spatial momentum
 about the satellite frame). Zero initial momentum gives eq. 7: ``nu = -H2^-1 H3 qdot_m``.
+
+This pinocchio model is also the oracle of the compiled kinematics and momentum map in
+``space.model_kernel`` (what ``plant.SpacePlant`` runs per frame), so there is no separate
+numpy twin of it.
 """
 from __future__ import annotations
 

@@ -23,9 +23,10 @@ Written with explicit loops and few allocations: in numba each small array a hel
 costs ~50 ns, array expressions and tuples indexed in loops compile slowly (the first
 version took 18 us per frame and 36 s to compile cold; this one ~10 us and ~20 s).
 
-``plant.SpacePlant`` (pinocchio and numpy) is the oracle; the kinematics and momentum map are
-checked against pinocchio (crba, computeFrameJacobian) to 1e-12 in
-test/unit/test_space_compiled.py.
+Naming: this is the kernel module of ``space.model``, whose pinocchio ``FreeFloatingModel`` is
+itself the oracle (no ``model_numpy``): the kinematics and momentum map here are checked
+against it (crba, computeFrameJacobian) to 1e-12, and the whole frame against
+``plant_numpy.SpacePlantNumpy``, in test/unit/test_space_compiled.py.
 """
 from __future__ import annotations
 

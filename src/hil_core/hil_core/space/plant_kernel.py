@@ -298,18 +298,3 @@ def frame_kernel(q, dt, qd_meas, has_qd, control, jp, jtype, axis, inert, ee, ct
     out[O_DAMP] = damping
     out[O_SMIN] = smin
     out[O_LIMITED] = flags[F_LIMITED]
-
-
-def warm_up() -> float:
-    """Load (or compile, ~20 s cold on a loaded 2-core machine) the plant's kernels by building
-    the default plant; returns the seconds. Run once after installing so that the space_plant
-    node's configure never waits for numba (the cache lives next to the sources)."""
-    import time
-
-    from hil_core.space.control import ControlGains
-    from hil_core.space.model import FreeFloatingModel
-    from hil_core.space.plant import SpacePlant
-    t0 = time.perf_counter()
-    model = FreeFloatingModel()
-    SpacePlant(model, ControlGains(), np.asarray(model.model.velocityLimit[6:]), np.full(7, 5.0))
-    return time.perf_counter() - t0

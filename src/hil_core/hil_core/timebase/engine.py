@@ -5,8 +5,8 @@ Same interface as the oracle (``TimeBaseEngine(config, ik)``, ``start``, ``write
 ``underruns``, ``last_valid_pose7``, ``buffer.distance/overruns/refused/filled``,
 ``control.n/factor/level``) and the same numbers (test/unit/test_timebase_compiled.py).
 
-* IK: with the compiled hexaslide IK (``hexaslide_ik(...)``, it carries ``kernel_params``)
-  the segment points are solved inside the frame kernel; any other IK callable
+* IK: with the compiled hexaslide IK (``hil_core.hexaslide.hexaslide_ik(...)``, it carries
+  ``kernel_params``) the segment points are solved inside the frame kernel; any other IK callable
   ``(N, 7) -> (q (N, J), ok (N,))`` is called from Python between two kernel calls.
 * Outputs: ``step_frame`` returns new arrays every frame (callers keep a frame's points for the
   next message); the kernel writes into them, the engine state lives in preallocated arrays.

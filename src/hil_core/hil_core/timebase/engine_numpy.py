@@ -19,7 +19,7 @@ tests: ``D_default * T + 1.5 T + h`` = 2 x 2.5 + 3.75 + 1.25 = 10 ms, the four p
 of every servo point is known exactly (also under time-base distortion and faults).
 
 :class:`TimeBaseEngineNumpy` here is the readable reference and test oracle; the public
-``TimeBaseEngine`` (compiled.py) runs the same pipeline in numba kernels (engine_kernel.py).
+``TimeBaseEngine`` (engine.py) runs the same pipeline in numba kernels (engine_kernel.py).
 """
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ class FrameOutput:
 
 class TimeBaseEngineNumpy:
     """The pipeline in numpy, one servo cycle at a time: the test oracle of the compiled
-    ``TimeBaseEngine`` (compiled.py), which runs the same steps in numba kernels."""
+    ``TimeBaseEngine`` (engine.py), which runs the same steps in numba kernels."""
 
     def __init__(self, config: TimeBaseConfig, ik: IKFunction):
         self.cfg = config

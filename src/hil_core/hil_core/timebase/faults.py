@@ -119,34 +119,3 @@ def simulate(engine: TimeBaseEngine, reference: Callable[[np.ndarray], np.ndarra
     res['underruns'] = underruns
     res['writes'] = results
     return res
-
-
-def hexaslide_ik(geometry='hexaslide_scaled', compiled: bool = True) -> Callable[[np.ndarray], tuple]:
-    """The engine's IK callable for a hexaslide geometry (object or name).
-
-    Compiled (default): it carries the packed geometry as ``kernel_params``, so
-    :class:`TimeBaseEngine` solves its segment points inside the frame kernel.
-    ``compiled=False``: plain-numpy IK (the oracle; the engine then calls it from Python).
-    """
-    from hil_core.hexaslide import inverse_kinematics_numpy, load_geometry
-    from hil_core.hexaslide import inverse_kernel
-    geom = load_geometry(geometry) if isinstance(geometry, str) else geometry
-    if not compiled:
-        def ik(poses7):
-            r = inverse_kinematics_numpy(geom, poses7)
-            return r.q, r.ok
-        ik.geometry = geom
-        return ik
-    params = inverse_kernel.pack_geometry(geom)
-
-    def ik(poses7):
-        poses7 = np.ascontiguousarray(np.asarray(poses7, dtype=float).reshape(-1, 7))
-        q, ok = np.empty((len(poses7), 6)), np.empty(len(poses7), dtype=np.bool_)
-        inverse_kernel.ik_q(params, poses7, q, ok)
-        return q, ok
-    ik.geometry = geom
-    ik.kernel_params = params
-    # the kernel for these parameters (a read-only array: a signature of its own) is loaded now,
-    # at configure, not in the first frame of a run (it was: 3 ms there)
-    ik(np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]))
-    return ik

@@ -1,4 +1,4 @@
-"""Transparency evidence of a HIL run (issue 18), pure functions used by ``hil report``.
+"""Transparency evidence of a HIL run: pure functions used by ``hil report``.
 
 * ``validity``: thresholds and the ``Figure`` / ``Validity`` records (when a figure means nothing);
 * ``series``: stamped series on a uniform grid, gaps (missing samples) and usable samples;

@@ -20,7 +20,7 @@ Segments: one per impulse (onset found in the force, a short pre-trigger) when t
 impulsive, as in the seed; consecutive segments otherwise (random loads). Segment length is a
 duration (seed: 7500 samples of 0.625 ms = 4.6875 s, 0.2133 Hz resolution).
 
-Validity (issue 18): the figures carry their evidence (``transparency.pairs.compare``:
+Validity: the figures carry their evidence (``transparency.pairs.compare``:
 correlation peak, residual after shifting, coherence from >= 2 segments); the ideal motion is
 used only where its force input is complete: a stamp interval longer than 1.5 force periods is a
 gap, and a segment that overlaps it (or starts within the model's settling time after it) is

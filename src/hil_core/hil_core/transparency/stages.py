@@ -1,4 +1,4 @@
-"""Stage-by-stage transparency of a HIL chain (issue 18): where delay is added and gain lost.
+"""Stage-by-stage transparency of a HIL chain: where delay is added and gain lost.
 
 Every stage of the chain (``design.STAGES``: raw force, filtered force, admittance reference,
 safe reference, servo setpoints, joint states, TCP pose) becomes one signal on a common uniform

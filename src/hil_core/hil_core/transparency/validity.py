@@ -1,10 +1,10 @@
-"""When a transparency figure means something: the validity rules of ``hil report`` (issue 18).
+"""When a transparency figure means something: the validity rules of ``hil report``.
 
 A fitted figure (constant delay, gain deviation, phase RMSE) is printed as a number only when
 the data behind it say that a delayed, scaled copy of the input explains the output:
 
 * the normalised cross-correlation of input and output peaks at >= ``MIN_CORRELATION_PEAK``
-  (a pure delay gives 1; the real-time bag of issue 18 gave 0.60);
+  (a pure delay gives 1; the real-time bag these rules were set on gave 0.60);
 * after shifting the input by the fitted delay and scaling it by its best gain, the residual
   is <= ``MAX_RELATIVE_RESIDUAL`` of the output (what is left is not a delay);
 * the coherence of the averaged frequency response is >= ``MIN_COHERENCE`` on every bin of the

@@ -13,18 +13,17 @@ only for a trajectory the full check accepts, with the same entry to the last bi
 does not accept outright (a limit crossed, a NaN, an end in the past, times not increasing,
 a partial goal) returns None and goes to the full check, which gives the reason. So a refusal
 always comes from the full check, and the full check is this function's test oracle
-(test/unit/test_plain_trajectory.py, hypothesis).
+(test/nodes/test_plain_trajectory.py, hypothesis).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from numba import njit
-
 from hil_core.drives.joint_trajectory import FLOAT_EPSILON, Trajectory
+from hil_core.drives.plants.plain_trajectory_kernel import plain_kernel
+from hil_core.maths.jit import timed_warm_up
 
 NS_PER_S = 1_000_000_000
 _MAX_NAME_ORDERS = 8           # name orders remembered (a hostile stream must not grow the cache)
@@ -134,42 +133,11 @@ class PlainAcceptance:
 _NO_VELOCITIES = np.zeros((0, 0))
 
 
-@njit(cache=True)
-def plain_kernel(times_ns, pos, vel, cols, order, lo, hi, vmax, check_end, end_epsilon):
-    """:meth:`PlainAcceptance.accept_numpy` after the name and end-time checks, in one pass:
-    (accepted, times s, positions and velocities in hardware order). ``vel`` of shape (0, 0):
-    no velocities. ``cols``: index into the message's names of each controller joint;
-    ``order``: the controller's index of each hardware joint; limits in controller order."""
-    m, n = pos.shape
-    has_vel = vel.shape[0] > 0
-    t_out = np.empty(m)
-    p_out = np.empty((m, n))
-    v_out = np.empty((m, n) if has_vel else (0, 0))
-    for i in range(m):
-        t = times_ns[i]
-        if t < 0 or (i > 0 and t <= times_ns[i - 1]):
-            return False, t_out, p_out, v_out
-        t_out[i] = (t // 1_000_000_000) + (t % 1_000_000_000) * 1e-9
-        for h in range(n):
-            j = order[h]
-            c = cols[j]
-            q = pos[i, c]
-            if not (q >= lo[j] and q <= hi[j] and math.isfinite(q)):
-                return False, t_out, p_out, v_out
-            p_out[i, h] = q
-            if has_vel:
-                v = vel[i, c]
-                if not (abs(v) <= vmax[j] and math.isfinite(v)):
-                    return False, t_out, p_out, v_out
-                if check_end and i == m - 1 and not abs(v) <= end_epsilon:
-                    return False, t_out, p_out, v_out
-                v_out[i, h] = v
-    return True, t_out, p_out, v_out
-
-
-def warm_up() -> None:
-    """Compile (or load from the cache) the kernel, with and without velocities."""
-    idx = np.arange(2)
-    for vel in (np.zeros((1, 2)), _NO_VELOCITIES):
-        plain_kernel(np.zeros(1, dtype=np.int64), np.zeros((1, 2)), vel, idx, idx, -np.ones(2), np.ones(2),
-                     np.ones(2), True, 1e-7)
+def warm_up() -> float:
+    """Compile (or load from the cache) the kernel, with and without velocities; seconds taken."""
+    def run():
+        idx = np.arange(2)
+        for vel in (np.zeros((1, 2)), _NO_VELOCITIES):
+            plain_kernel(np.zeros(1, dtype=np.int64), np.zeros((1, 2)), vel, idx, idx, -np.ones(2), np.ones(2),
+                         np.ones(2), True, 1e-7)
+    return timed_warm_up(run)
