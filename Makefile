@@ -34,9 +34,10 @@ demo: warmup
 	$(VENV)/bin/hil run hexafloat --scenario impulse_3hz --record runs/demo
 	$(VENV)/bin/hil report "$$(ls -td runs/demo/*/ | head -n 1)"
 
-# The suite in one pytest process (timing-sensitive tests stay alone), then the fault matrix of
-# issue 17 (test/system/test_fault_matrix.py: 22 whole lockstep runs that kill, stop or feed bad input
-# to each node) on two workers, each row on its own DDS domain: about 6 + 2.5 minutes here.
+# The suite in one pytest process (timing-sensitive tests stay alone), then the fault matrix
+# (test/system/test_fault_matrix.py, docs/fault_matrix.md: 22 whole lockstep runs that kill, stop
+# or feed bad input to each node) on two workers, each row on its own DDS domain: about 6 + 2.5
+# minutes here.
 test: warmup
 	$(PY) -m pytest
 	$(PY) -m pytest -n 2 --dist load -m fault_matrix test/system/test_fault_matrix.py

@@ -1,6 +1,6 @@
-"""What cycle-health monitoring costs a node per cycle (hil_core.supervision.timing.CycleHealth, issue 15
-item 4: about 1-2 us), and what a report costs (percentiles over the 1024-sample ring, twice
-a second per node).
+"""What cycle-health monitoring costs a node per cycle (hil_core.supervision.timing.CycleHealth;
+the real-time design allows about 1-2 us, docs/realtime.md), and what a report costs
+(percentiles over the 1024-sample ring, twice a second per node).
 
 Prints ``name: value unit`` lines: begin + end per cycle in lockstep (CPU-time judge), in real
 time without stamps, and with wall-clock stamps (latency ring), as p50 over batches of an

@@ -1,11 +1,12 @@
 """The floor under the isolated layout's CPU budget: its message pattern with no work at all.
 
-Issue 15 asks at most 0.8 CPU-s per sim-s for Hexafloat with one process per node and the
-recorder on. This bench starts the same eight processes (the supervisor included; the `hil`
-command is left out) with the same 400 Hz streams, message types and sizes, QoS, grid timers,
-10 Hz heartbeats and the recorder's drained readers, and callbacks that only forward a
-prebuilt message: the chain F/T -> admittance -> planner -> time base -> drives, the drives'
-joint states -> kinematics -> TCP pose to the planner and the F/T node. What it costs is what
+The real-time targets (docs/realtime.md) give Hexafloat with one process per node and the
+recorder on at most 0.8 CPU-s per sim-s. This bench starts the same eight processes (the
+supervisor included; the `hil` command is left out) with the same 400 Hz streams, message
+types and sizes, QoS, grid timers, 10 Hz heartbeats and the recorder's drained readers, and
+callbacks that only forward a prebuilt message: the chain F/T -> admittance -> planner -> time
+base -> drives, the drives' joint states -> kinematics -> TCP pose to the planner and the F/T
+node. What it costs is what
 rclpy and Fast DDS charge for that graph on this machine before any node computes anything.
 
 Variants: ``as_built`` (what the graph publishes today), ``no_tf_no_raw`` (without the 400 Hz

@@ -8,9 +8,9 @@ frame rate of the mock hexapod with a test-side responder in the same process.
 * servo_<call>_{compiled,numpy}_p50/p99: microseconds per 2.5 ms frame (6 axes, 4 servo
   periods x 5 loop updates) of ``follow`` along 4-point lockstep messages and along 8-point
   overlapping real-time messages, ``hold``, ``run`` with the (m+1, n) rows the plant adapter
-  passes, and ``sample_knots`` at the 21 step boundaries (what the new mock's controller calls);
+  passes, and ``sample_knots`` at the 21 step boundaries (what the mock hardware's controller calls);
   servo_frame_compute_p50/p99 (the name earlier runs used) is the compiled 4-point ``follow``;
-* mock_hexapod_frames_per_wall_second (unless --no-ros or hil_sim.mock_hexapod is gone):
+* mock_hexapod_frames_per_wall_second (unless --no-ros or hil_sim.mock_hardware cannot be imported):
   frames advanced per wall second when a responder answers every /joint_states with the
   command of that frame (EventsExecutor, one process, real DDS), i.e. the ceiling the mock puts
   on a lockstep run; mock_hexapod_sim_seconds_per_wall_second: the same as a time ratio.

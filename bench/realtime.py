@@ -1,4 +1,4 @@
-"""`hil bench realtime`: the real-time budget of issue 15, measured on whole runs.
+"""`hil bench realtime`: the real-time budget measured on whole runs (docs/realtime.md, "Measured").
 
 For Hexafloat in real time (impulse_3hz, recorder on) in one process (with and without
 intra-process delivery), isolated, and with the drives and the recorder apart (LAYOUTS), and the
@@ -13,8 +13,9 @@ lockstep speed in one process, it runs `hil run` and prints:
 Then space-iiwa and hybrid5 in real time with their CPU per sim-s.
 
 Arguments: layouts and parts to run (default all), e.g. `hil bench realtime one_process lockstep`.
-Environment: HIL_BENCH_DURATION (s, default 60), HIL_BENCH_RT=1 adds --rt (SCHED_FIFO).
-Nothing here is asserted: these are the figures for the README's "Real time" section.
+Environment: HIL_BENCH_DURATION (s, default 60), HIL_BENCH_RT=1 adds --rt (SCHED_FIFO in one
+process, SCHED_RR with priorities by role with one process per node).
+Nothing here is asserted: these are the figures of docs/realtime.md, "Measured".
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Space plant bench (seed 002): the seed's 20 s experiment in lockstep with the mock iiwa's
 joint model (LuGre friction, PI joint loops) at 1 kHz, pure core (no DDS).
 
-Prints: plant + control step p50/p99 (us; issue 15 target p50 <= 50 us, seed ~25 ms per loop)
+Prints: plant + control step p50/p99 (us; real-time target p50 <= 50 us, seed ~25 ms per loop)
 for the compiled plant (``space_plant_step_*``: SpacePlant, space.plant_kernel, numba) in
 closed loop with the mock arm, and for the pinocchio + numpy oracle (``space_plant_numpy_step_*``:
 SpacePlantNumpy) in a second pass fed the same joint history (each timed in its own loop: run
