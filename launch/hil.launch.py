@@ -2,7 +2,7 @@
 
 A thin translation. hil_nodes.bringup.plan.bringup_plan decides every process, its parameters,
 remappings and the start order -- the same function `hil run` uses, and
-test/unit/test_bringup_equivalence.py checks that both give the same nodes, parameters,
+test/nodes/test_bringup_equivalence.py checks that both give the same nodes, parameters,
 remappings and order. hil_nodes.bringup.launch_plan.launch_entries turns the plan into plain dicts; this
 file maps each dict onto one launch_ros action and nothing else (docs/lab.md lists the arguments
 and what was checked against launch_ros's source). With layout:=one_process (the default) it

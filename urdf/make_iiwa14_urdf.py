@@ -6,7 +6,7 @@ theta_7 offset 180 deg. Link frame ``iiwa_link_i`` is DH frame i-1 turned by the
 i+1 sits at xyz (0, 0, d_i), rpy (alpha_i, 0, 0) in it and the flange ``iiwa_link_ee`` at
 (0, 0, d_7) turned by the 180 deg offset.
 
-Limits (issue 7): position +-170/120/170/120/170/120/175 deg, velocity 85/85/100/75/130/135/135
+Limits (KUKA LBR iiwa 14 R820 data sheet): position +-170/120/170/120/170/120/175 deg, velocity 85/85/100/75/130/135/135
 deg/s, torque 320/320/176/176/110/40/40 N m. Masses: KUKA CAD values as published (base 7.05,
 links 5.29 ... 0.27 kg).
 

@@ -1,4 +1,4 @@
-"""Helpers of the fault matrix (test_fault_matrix.py, issue 17 item 6): start a `hil run` of the
+"""Helpers of the fault matrix (test_fault_matrix.py): start a `hil run` of the
 Hexafloat graph, find one node's process on the run's DDS domain, inject a fault at a sim time
 (kill -9, SIGSTOP then SIGCONT, bad input on the node's input topic), follow what the graph does
 about it (FAULT on /hil/mode, fault events on /hil/events) and collect the run's figures.

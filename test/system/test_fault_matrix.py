@@ -1,4 +1,4 @@
-"""The fault matrix (issue 17 item 6): on the Hexafloat graph in lockstep, each node in turn is
+"""The fault matrix: on the Hexafloat graph in lockstep, each node in turn is
 killed (SIGKILL), stalled (SIGSTOP for 1 s of wall time, then SIGCONT) or fed bad input while the
 platform moves (the `fault_matrix` scenario: an impulse at 0.55 s, the fault at 0.6 s of sim time).
 Every row checks
@@ -198,6 +198,8 @@ def _start(tmp_path: pathlib.Path, fault: str, node: str) -> tuple[HilRun, Watch
 
 
 def run_row(tmp_path: pathlib.Path, fault: str, node: str) -> dict:
+    """One run with the fault injected, measured; its line of the table is printed before the
+    test asserts anything."""
     run, watch, domain = _start(tmp_path, fault, node)
     try:
         files = domain_ports(shm_files_of(domain_pids(domain)), domain)
@@ -237,6 +239,7 @@ def run_row(tmp_path: pathlib.Path, fault: str, node: str) -> dict:
     row['exit_report_wall'] = exit_seen.wall - wall0 if exit_seen else math.nan
     row['mode_stamps'] = [(ts * 1e-9, msg.data) for _, ts, msg in read_messages(bag, ['/hil/mode'])]
     row.update(stop_figures(bag, sim0))
+    _report(row)
     return row
 
 
@@ -310,10 +313,15 @@ def check_clean_end(row: dict) -> None:
                              f"{log.read_text() if log.exists() else 'no log'}; run ended {row['ended']:.3f}")
 
 
+def check_stopped_cleanly(row: dict) -> None:
+    """Nothing left behind, and the robot stopped within its limits, at rest."""
+    check_clean_end(row)
+    check_motion(row)
+
+
 @pytest.mark.parametrize('node', [n for n in NODES if n != 'supervisor'] + ['recorder'])
 def test_kill_is_a_fault_naming_the_node_and_a_controlled_stop(tmp_path, node):
     row = run_row(tmp_path, 'kill', node)
-    _report(row)
     s = row['summary']
     assert row['code'] == 1 and s['outcome'] == 'fault', row['stderr'][-3000:]
     assert f'node {node} is dead: its process {node} was killed by SIGKILL' in s['fault_reason'], s['fault_reason']
@@ -330,37 +338,31 @@ def test_kill_is_a_fault_naming_the_node_and_a_controlled_stop(tmp_path, node):
 
 def test_kill_of_the_supervisor_is_a_fault_and_the_drives_stop_on_their_own(tmp_path):
     row = run_row(tmp_path, 'kill', 'supervisor')
-    _report(row)
     s = row['summary']
     assert row['code'] == 1 and s['outcome'] == 'fault', row['stderr'][-3000:]
     assert s['fault_reason'].startswith('supervisor is dead: its process supervisor was killed by SIGKILL')
     assert 'mock_hexapod: watchdog: braking to rest' in s['fault_reason'], s['fault_reason']
-    check_clean_end(row)
-    check_motion(row)
+    check_stopped_cleanly(row)
 
 
 @pytest.mark.parametrize('node', NODES)
 def test_stall_is_never_clean_and_never_jumps(tmp_path, node):
     row = run_row(tmp_path, 'stop', node)
-    _report(row)
     s = row['summary']
     assert row['code'] == 1, row['stderr'][-3000:]          # a FAULT or safety events: never clean
     said = f"{s['fault_reason']}; {s['safety_events']}"
     # a stall seen when the node came back, a death, or (the drives' watchdog stopped the run
     # first: the frame's command did not come) the node named silent in that FAULT
     assert any(f in said for f in (f'{node} stalled', f'node {node} is dead', f'node {node} silent')), said
-    check_clean_end(row)
-    check_motion(row)
+    check_stopped_cleanly(row)
 
 
 @pytest.mark.parametrize('node', NODES)
 def test_bad_input_is_refused_with_a_diagnostic_and_never_moves_the_robot(tmp_path, node):
     row = run_row(tmp_path, 'bad', node)
-    _report(row)
     if node == 'supervisor':   # nothing to refuse: counted, logged, and the run goes on
         assert _last_status_value(row['bag'], 'supervisor', 'unknown_events') >= 1
     else:                      # its WARN/ERROR status, recorded
         assert row['detected_by'].startswith(node), f"no WARN/ERROR status from {node} after {row['injected']}"
     assert row['summary']['outcome'] == 'done' and 'FAULT' not in row['summary']['modes']
-    check_clean_end(row)
-    check_motion(row)
+    check_stopped_cleanly(row)

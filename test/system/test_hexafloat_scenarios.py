@@ -39,11 +39,15 @@ def _report(bag, out):
     return report
 
 
+def _run_and_report(tmp_path_factory, name):
+    """A scenario run and `hil report` on its bag: (summary, report)."""
+    summary = _run_scenario(tmp_path_factory, name)
+    return summary, _report(summary['bag'], tmp_path_factory.mktemp(f'report_{name}'))
+
+
 @pytest.fixture(scope='module')
 def impulse_6hz(tmp_path_factory):
-    summary = _run_scenario(tmp_path_factory, 'impulse_6hz')
-    report = _report(summary['bag'], tmp_path_factory.mktemp('report6'))
-    return summary, report
+    return _run_and_report(tmp_path_factory, 'impulse_6hz')
 
 
 def test_impulse_6hz_is_transparent_to_11hz_with_the_designed_delay(impulse_6hz):
@@ -72,7 +76,7 @@ def test_impulse_6hz_is_transparent_to_11hz_with_the_designed_delay(impulse_6hz)
         assert report['numbers'][key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
     # a stock joint_trajectory_controller configured by config/controllers.yaml takes every message
     assert report['jtc_acceptance']['checked'] > 10000 and report['jtc_acceptance']['refused'] == 0
-    # the stages account for the end-to-end delay (issue 18), and every stream is complete
+    # the stages account for the end-to-end delay (`hil report`), and every stream is complete
     findings = report['stages']['findings']
     assert abs(findings['delay_sum_ms'] - findings['end_to_end_delay_ms']) < 0.1, findings
     assert summary['messages'].startswith('clean'), summary['messages']
@@ -80,9 +84,7 @@ def test_impulse_6hz_is_transparent_to_11hz_with_the_designed_delay(impulse_6hz)
 
 @pytest.fixture(scope='module')
 def workspace_exit(tmp_path_factory):
-    summary = _run_scenario(tmp_path_factory, 'workspace_exit')
-    report = _report(summary['bag'], tmp_path_factory.mktemp('report_ws'))
-    return summary, report
+    return _run_and_report(tmp_path_factory, 'workspace_exit')
 
 
 def test_workspace_exit_recovers_within_limits(workspace_exit):
@@ -107,9 +109,7 @@ def test_workspace_exit_recovers_within_limits(workspace_exit):
 
 @pytest.fixture(scope='module')
 def faults(tmp_path_factory):
-    summary = _run_scenario(tmp_path_factory, 'faults')
-    report = _report(summary['bag'], tmp_path_factory.mktemp('report_faults'))
-    return summary, report
+    return _run_and_report(tmp_path_factory, 'faults')
 
 
 def test_faults_never_jump_and_never_fault(faults):

@@ -1,4 +1,4 @@
-"""Real-time health end to end, deterministically (issue 15 item 4): `hil run
+"""Real-time health end to end, deterministically: `hil run
 hexafloat_scripted --lockstep --scenario slow_node` gives the mock drives' frame cycle 4 ms of
 CPU work (inject_cycle_delay) against its 2.5 ms budget. CPU time is judged in lockstep, so
 the verdict does not depend on the machine's load: the run must end in FAULT with the

@@ -1,5 +1,5 @@
 """config/controllers.yaml and the URDFs' <ros2_control> blocks agree with each other, with the
-upstream parameter names, and the generated URDFs are up to date (issue 16 item 2).
+upstream parameter names, and the generated URDFs are up to date (what a stock ros2_control on a lab machine reads).
 
 Parameter names: the keys of the kilted parameter files read for this (ros2_controllers
 joint_trajectory_controller/src/joint_trajectory_controller_parameters.yaml,

@@ -1,4 +1,4 @@
-"""A Kilted JTC fed with the timebase's stream reproduces the servo setpoints (issue 16 item 2).
+"""A Kilted JTC fed with the timebase's stream reproduces the servo setpoints.
 
 A real :class:`TimeBaseEngine` (hexaslide_scaled IK) turns a moving reference into servo
 setpoints; the messages are built in the two agreed formats (docs/lab_ros2_control.md):

@@ -1,4 +1,4 @@
-"""Stalls in hil_core.supervision.liveness (issue 17, "Dead and stalled nodes"): a node that comes back after
+"""Stalls in hil_core.supervision.liveness (the fault hardening's "Dead and stalled nodes"): a node that comes back after
 a wall gap longer than stall_wall, while the watcher kept checking, stalled (a SIGSTOP of 1 s was
 a clean run before); gaps of the watcher's own, before the bring-up, shorter than the limit or
 ending in a death are not stalls."""

@@ -1,4 +1,4 @@
-"""Sample stamps of a Net F/T stream (issue 17 item 4): uniform at the configured period from
+"""Sample stamps of a Net F/T stream: uniform at the configured period from
 the record positions, following the arrival clock within a bounded slew; a rate anomaly (a
 burst at 10x the configured rate, a slow box) is diagnosed and its records refused, never
 hidden by clamping stamps."""

@@ -1,4 +1,4 @@
-"""RDT sequence numbers (issue 17 item 4): modulo 2**32, stray records and numbering resets are
+"""RDT sequence numbers of the Net F/T input: modulo 2**32, stray records and numbering resets are
 reported and never counted as losses; losses, late records and duplicates are counted exactly.
 
 Facts from ATI (Net F/T manual section 10.1, as quoted in drivers): ``rdt_sequence`` is the
@@ -18,7 +18,7 @@ def feed(tr, seqs, now=None):
 
 
 def test_stray_numbers_are_reported_not_lost():
-    """The attack of issue 17: random numbers inside a stream added 4.6e11 to lost_packets."""
+    """The attack the fault hardening tried: random numbers inside a stream added 4.6e11 to lost_packets."""
     rng = np.random.default_rng(7)
     stream = list(range(1, 2001))
     strays = [int(v) for v in rng.integers(0, M, 40)]

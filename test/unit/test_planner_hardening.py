@@ -1,4 +1,4 @@
-"""Issue 17 item 5: each planner defect found by the adversarial histories, as a test that failed
+"""Planner hardening: each planner defect found by the adversarial histories, as a test that failed
 before the hardening and passes now (the invariants are in test_planner_invariants.py)."""
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ from hil_core.supervision.modes import HilMode
 from hil_core.planner.config import PlannerConfig
 from hil_core.planner.trajectory_planner import TrajectoryPlanner
 from hil_core.maths.rotations import quat_to_rpy, rpy_to_quat
-from test_planner_invariants import A_MAX, DT, HOME, V_MAX, WS, assert_safe, violations
+from test_planner_invariants import A_MAX, DT, HOME, V_MAX, WS, assert_safe, recovery_path, violations
 
 T_NS = 2_500_000
 RANGE = np.asarray(WS.orientation_range)
@@ -245,20 +245,12 @@ def test_stamps_older_than_the_window_are_refused():
 def test_recovery_speed_never_exceeds_v_max():
     """The force field turned the exit velocity (x at 0.15 m/s) into y/z speed above their
     0.1 m/s limit (2 % over on this exit)."""
-    from hil_core.planner.recovery import CompliantRecovery
     u = np.array([-0.90107882, -0.2398506, 0.36128749])
     v = np.array([-0.14982395, -0.06213029, -0.09880704])
     p0 = HOME[:3] + 1.001 * WS.soft.radius(u) * u
-    rec = CompliantRecovery(WS.soft, WS.hard_expansion, DT, A_MAX, v_max=V_MAX)
-    rec.start(np.r_[p0, 0, 0, 0], np.r_[v, 0, 0, 0])
-    xs = [rec.x - np.r_[v, 0, 0, 0] * DT, rec.x.copy()]
-    for _ in range(3000):
-        x, back = rec.step()
-        xs.append(x)
-        if back:
-            break
+    xs, back = recovery_path(p0, v, A_MAX, V_MAX, 3000)
     assert back
-    vel = np.abs(np.diff(np.array(xs), axis=0)) / DT
+    vel = np.abs(np.diff(xs, axis=0)) / DT
     assert np.all(vel <= V_MAX * (1 + 1e-9)), (vel / V_MAX).max()
 
 

@@ -1,4 +1,4 @@
-"""Hypothesis property tests of every planner invariant of issue 17 item 5, over mode sequences as
+"""Hypothesis property tests of every planner invariant (the planner hardening), over mode sequences as
 well as references (derandomized: the same examples in every run, so CI is reproducible).
 
 * whole histories: random supervisor mode sequences (requested modes and mirrored ones, FAULT ->
@@ -27,10 +27,9 @@ from hil_core.planner.dof import dof_to_pose, pose_to_dof_1
 from hil_core.planner.envelope import Envelope, brake_step, rate_limits
 from hil_core.planner.ellipsoid import direction
 from hil_core.planner.plans import plan_home
-from hil_core.planner.recovery import CompliantRecovery
 from hil_core.planner.trajectory_planner import TrajectoryPlanner
 from hil_core.maths.rotations import rpy_to_quat
-from test_planner_invariants import A_MAX, DT, HOME, V_MAX, WS, violations
+from test_planner_invariants import A_MAX, DT, HOME, V_MAX, WS, recovery_path, violations
 
 T_NS = 2_500_000
 RANGE = np.asarray(WS.orientation_range)
@@ -350,14 +349,6 @@ def test_recovery_from_any_exit_keeps_the_limits_and_comes_back(phi, theta, sx, 
     p0 = HOME[:3] + 1.001 * WS.soft.radius(u) * u
     v = np.array([sx, sy, sz]) * speed * V_LIM[:3]
     assume(np.dot(v, WS.soft.normal(p0 - HOME[:3])) > 0)          # an exit moves outward
-    rec = CompliantRecovery(WS.soft, WS.hard_expansion, DT, A_LIM, v_max=V_LIM)
-    x0 = np.r_[p0, 0.0, 0.0, 0.0]
-    rec.start(x0, np.r_[v, 0.0, 0.0, 0.0])
-    xs = [x0 - np.r_[v, 0.0, 0.0, 0.0] * DT, x0]
-    for _ in range(4000):
-        x, back = rec.step()
-        xs.append(x)
-        if back:
-            break
+    xs, back = recovery_path(p0, v, A_LIM, V_LIM, 4000)
     assert back
-    assert not violations(dof_to_pose(np.array(xs))), violations(dof_to_pose(np.array(xs)))
+    assert not violations(dof_to_pose(xs)), violations(dof_to_pose(xs))

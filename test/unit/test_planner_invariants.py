@@ -1,4 +1,4 @@
-"""The planner's safety invariants as one checker, shared by the defect tests
+"""The planner's safety invariants as one checker (and the path of a compliant recovery), shared by the defect tests
 (test_planner_hardening.py) and the hypothesis property tests (test_planner_hypothesis.py), and
 checked here against sequences that break each of them (a checker that cannot fail proves nothing).
 
@@ -18,6 +18,7 @@ import pathlib
 import numpy as np
 
 from hil_core.planner.config import Workspace
+from hil_core.planner.recovery import CompliantRecovery
 from hil_core.maths.rotations import quat_conjugate, quat_multiply, quat_to_rotvec, quat_to_rpy
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -82,6 +83,23 @@ def assert_safe(poses, label='', **kw):
 
 
 # --- the checker catches what it must --------------------------------------------------------------
+def recovery_path(p0, v, a_max, v_max, steps):
+    """A compliant recovery from an exit at position ``p0`` with translational velocity ``v``: the
+    DOF vectors of the frame before the exit, of the exit and of each step until back inside (at
+    most ``steps``), and whether it came back."""
+    rec = CompliantRecovery(WS.soft, WS.hard_expansion, DT, a_max, v_max=v_max)
+    x0 = np.r_[p0, 0.0, 0.0, 0.0]
+    rec.start(x0, np.r_[v, 0.0, 0.0, 0.0])
+    xs = [x0 - np.r_[v, 0.0, 0.0, 0.0] * DT, x0]
+    back = False
+    for _ in range(steps):
+        x, back = rec.step()
+        xs.append(x)
+        if back:
+            break
+    return np.array(xs), back
+
+
 def _rest(n=40):
     return np.tile(HOME, (n, 1))
 

@@ -1,5 +1,5 @@
-"""The planner's controlled stop (hil_core.planner.stop, issue 17 "the planner's own stop is a_max
-at its output and more at the sliders"): with room it brakes all DOFs together at stop_fraction of
+"""The planner's controlled stop (hil_core.planner.stop; the fault hardening found "the planner's own stop
+is a_max at its output and more at the sliders"): with room it brakes all DOFs together at stop_fraction of
 the limits; without room it brakes at the limits, and it never ends farther out than the full
 brake would have."""
 import numpy as np

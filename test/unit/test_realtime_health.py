@@ -25,7 +25,7 @@ def tb(frames, servo, saturated=0, factor_off=0, distance_off=0):
 
 
 def test_the_example_reason():
-    """Late frames and 2.1 s of saturation: the wording of issue 15's example."""
+    """Late frames and 2.1 s of saturation: the reason worded as in the real-time health requirement."""
     j = HealthJudge(CFG)
     j.observe('mock_hexapod', HARDWARE, 0.0, hw(1000))
     j.observe('mock_hexapod', HARDWARE, 2.5, hw(1900, late=72, dropped=100))

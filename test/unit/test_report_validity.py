@@ -1,14 +1,13 @@
-"""Validity of the report's figures (issue 18): coherence only from >= 2 segments, a figure below
+"""Validity of the figures of `hil report`: coherence only from >= 2 segments, a figure below
 its thresholds is "not measurable" with the reason (never a number), gaps are found and the
 segments they touch are left out, the designed delays come from the run's parameters."""
 import numpy as np
 import pytest
 
 from hil_core.transparency.frf import find_impulses, segment_starts
-from hil_core.admittance.lti_model import LtiAdmittanceModel, matrices_from_frequency
-from hil_core.transparency.run_analysis import NotMeasurable, analyse_run
 from hil_core.ft.signal_chain import ChainConfig, SignalChain
-from hil_core.transparency.design import design_from_parameters
+from hil_core.timebase import TimeBaseConfig
+from hil_core.transparency.design import design_from_configs
 from hil_core.transparency.pairs import amplitude_ratio, compare
 from hil_core.transparency.series import complete_segments, find_gaps, uniform_grid, usable
 from hil_core.transparency.validity import MIN_CORRELATION_PEAK, Figure
@@ -16,7 +15,6 @@ from hil_core.transparency.verdict import NOT_MEASURABLE, NOT_TRANSPARENT, TRANS
 
 FS = 400.0
 SEG = 1875                      # 4.6875 s at 400 Hz (seed 000 segment length)
-HOME = np.array([0.0, 0.0, 0.1543, 0.0, 0.0, 0.0, 1.0])
 
 
 def oscillator_record(n_impulses: int, delay_s: float = 0.0, gain: float = 1.0):
@@ -101,47 +99,12 @@ def test_amplitude_ratio_survives_a_gappy_output():
     assert not bad.valid and 'correlation' in bad.reason
 
 
-def _model():
-    M, D, K = matrices_from_frequency([3.0] * 6, [0.2] * 6, [5000.0] * 3 + [200.0] * 3)
-    return LtiAdmittanceModel(M, D, K, 0.0025, home=HOME)
-
-
-def _impulses(t, onsets, amplitude=40.0, width=0.03):
-    f = np.zeros((t.size, 6))
-    for t0 in onsets:
-        inside = (t >= t0) & (t < t0 + width)
-        f[inside, 0] = amplitude * np.sin(np.pi * (t[inside] - t0) / width)
-    return f
-
-
-def test_run_analysis_excludes_segments_with_force_gaps():
-    from hil_core.admittance.ideal_response import ideal_response
-    model = _model()
-    t = np.arange(0, 16.0, 0.0025)
-    w = _impulses(t, [1.0, 6.0, 11.0])
-    ideal = ideal_response(model, t, w)
-    poses = np.tile(HOME, (t.size, 1))
-    poses[:, 0] = np.interp(t - 0.015, t, ideal.poses[:, 0], left=HOME[0])
-    full = analyse_run(model, t, w, t, poses, force_period=0.0025, pose_period=0.0025)
-    assert full.numbers()['segments'] == 3 and full.excluded_segments == 0
-    hole = (t > 6.5) & (t < 6.52)                        # 7 force samples lost in the 2nd segment
-    part = analyse_run(model, t[~hole], w[~hole], t, poses, force_period=0.0025, pose_period=0.0025)
-    n = part.numbers()
-    assert n['segments'] == 2 and n['excluded_segments'] == 1 and n['force_gaps'] == 1
-    assert n['coherence_min_11hz'] is not None
-    assert n['delay_ms_11hz'] == pytest.approx(15.0, abs=0.05)
-    every = np.ones(t.size, bool)
-    every[::3] = False                                  # a third of the force lost everywhere
-    with pytest.raises(NotMeasurable, match='gap'):
-        analyse_run(model, t[every], w[every], t, poses, force_period=0.0025, pose_period=0.0025)
-
-
 def test_designed_delays_from_the_run_parameters():
-    d = design_from_parameters({})
+    d = design_from_configs(ChainConfig(), TimeBaseConfig())
     assert d.filter_delay_s == pytest.approx(SignalChain(ChainConfig()).delay_estimate(7.0), rel=1e-12)
     assert 0.0055 < d.filter_delay_s < 0.0058          # seed 000: about 6 ms at 40 Hz
     assert d.buffer_delay_s == pytest.approx(2 * 0.0025 + 1.5 * 0.0025 + 0.00125)   # D T + 1.5 T + h = 10 ms
-    d3 = design_from_parameters({'timebase': {'default_distance': 3}, 'ft_sensor': {'filter_cutoff_hz': 20.0}})
+    d3 = design_from_configs(ChainConfig(cutoff_hz=20.0), TimeBaseConfig(default_distance=3, max_gap_fill=3))
     assert d3.buffer_delay_s == pytest.approx(0.0125)
     assert d3.filter_delay_s > 1.9 * d.filter_delay_s  # half the cut-off, about twice the delay
     assert d.delay_between('raw_force', 'tcp_pose') == pytest.approx(d.total_delay_s)
@@ -149,7 +112,7 @@ def test_designed_delays_from_the_run_parameters():
 
 
 def test_verdict_sentences():
-    design = design_from_parameters({})
+    design = design_from_configs(ChainConfig(), TimeBaseConfig())
     _, x, y, starts = oscillator_record(2, delay_s=design.total_delay_s + 0.0001)
     good = compare(x, y, np.ones(x.size, bool), FS, starts, SEG)
     v = decide(good, design)
