@@ -20,6 +20,7 @@ LAYERS = {
     # 0: shared maths (rotations, TF frames, the numba cache) and small helpers every area may
     # use; they use nothing of hil_core
     'hil_core.maths': 0, 'hil_core.data_paths': 0, 'hil_core.fault_injection': 0, 'hil_core.shm_cleanup': 0,
+    'hil_core.config_check': 0,
     # 1: the supervision vocabulary the areas react to (HIL modes, cycle timing health)
     'hil_core.supervision': 1,
     # 2: models that stand on the shared maths alone (drives: servo axes, JTC rules, joint friction)

@@ -23,14 +23,9 @@ _SMALL = 1e-4   # pose_offset._SMALL: series below this angle
 
 
 @njit(cache=True)
-def _rotvec_matrix(tx, ty, tz, R):
-    """quat_to_matrix(rotvec_to_quat(t)) (the normalisation included, as the oracle does)."""
-    angle = math.sqrt(tx * tx + ty * ty + tz * tz)
-    half = 0.5 * angle
-    k = math.sin(half) / angle if angle > 1e-8 else 0.5 - angle ** 2 / 48.0
-    x, y, z, w = tx * k, ty * k, tz * k, math.cos(half)
-    n = math.sqrt(x * x + y * y + z * z + w * w)
-    x, y, z, w = x / n, y / n, z / n, w / n
+def _unit_quat_matrix(x, y, z, w, R):
+    """The rotation matrix of a unit quaternion (pose_offset.quat_to_matrix after its
+    normalisation), written into R."""
     R[0, 0] = 1 - 2 * (y * y + z * z)
     R[0, 1] = 2 * (x * y - z * w)
     R[0, 2] = 2 * (x * z + y * w)
@@ -40,6 +35,18 @@ def _rotvec_matrix(tx, ty, tz, R):
     R[2, 0] = 2 * (x * z - y * w)
     R[2, 1] = 2 * (y * z + x * w)
     R[2, 2] = 1 - 2 * (x * x + y * y)
+
+
+@njit(cache=True)
+def _rotvec_matrix(tx, ty, tz, R):
+    """quat_to_matrix(rotvec_to_quat(t)) (the normalisation included, as the oracle does)."""
+    angle = math.sqrt(tx * tx + ty * ty + tz * tz)
+    half = 0.5 * angle
+    k = math.sin(half) / angle if angle > 1e-8 else 0.5 - angle ** 2 / 48.0
+    x, y, z, w = tx * k, ty * k, tz * k, math.cos(half)
+    n = math.sqrt(x * x + y * y + z * z + w * w)
+    x, y, z, w = x / n, y / n, z / n, w / n
+    _unit_quat_matrix(x, y, z, w, R)
 
 
 @njit(cache=True)
@@ -209,15 +216,7 @@ def outputs_kernel(x, u_eff, idx, acc_rows, Mi, home, has_tcp, tcp, out, work):
         nq = math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
         x_, y_, z_, w_ = qx / nq, qy / nq, qz / nq, qw / nq
         R = np.empty((3, 3))
-        R[0, 0] = 1 - 2 * (y_ * y_ + z_ * z_)
-        R[0, 1] = 2 * (x_ * y_ - z_ * w_)
-        R[0, 2] = 2 * (x_ * z_ + y_ * w_)
-        R[1, 0] = 2 * (x_ * y_ + z_ * w_)
-        R[1, 1] = 1 - 2 * (x_ * x_ + z_ * z_)
-        R[1, 2] = 2 * (y_ * z_ - x_ * w_)
-        R[2, 0] = 2 * (x_ * z_ - y_ * w_)
-        R[2, 1] = 2 * (y_ * z_ + x_ * w_)
-        R[2, 2] = 1 - 2 * (x_ * x_ + y_ * y_)
+        _unit_quat_matrix(x_, y_, z_, w_, R)
         r0, r1, r2 = _matvec3(R, tcp[0], tcp[1], tcp[2])
         qx, qy, qz, qw = _quat_mul(qx, qy, qz, qw, tcp[3], tcp[4], tcp[5], tcp[6])
         if qw < 0:

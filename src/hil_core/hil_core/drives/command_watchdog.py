@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hil_core.config_check import valid_config
+
 
 @dataclass(frozen=True)
 class WatchdogConfig:
@@ -46,10 +48,7 @@ class CommandWatchdog:
     """When to brake (see the module docstring)."""
 
     def __init__(self, config: WatchdogConfig):
-        problem = config.problem()
-        if problem:
-            raise ValueError(problem)
-        self.cfg = config
+        self.cfg = valid_config(config)
         self.last_command: float | None = None
         self.last_supervisor: float | None = None
         self.reason = ''

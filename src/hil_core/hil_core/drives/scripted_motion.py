@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hil_core.config_check import valid_config
 from hil_core.supervision.modes import REQUESTED_MODES, Event, HilMode
 
 QUINTIC_PEAK_V = 1.875          # max |s'| of the rest-to-rest quintic 10u^3 - 15u^4 + 6u^5
@@ -211,10 +212,7 @@ class ScriptedMotion:
     """Per-frame setpoints and progress events of the scripted source (see module docstring)."""
 
     def __init__(self, config: ScriptConfig):
-        problem = config.problem()
-        if problem:
-            raise ValueError(problem)
-        self.config = config
+        self.config = valid_config(config)
         self.limits = MotionLimits(np.asarray(config.velocity_max, float), np.asarray(config.acceleration_max, float))
         self.home = np.asarray(config.home, dtype=float)
         self.script = SineScript.from_seed(config.amplitudes, config.frequencies, config.seed)

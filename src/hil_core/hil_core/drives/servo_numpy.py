@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hil_core.config_check import valid_config
 from hil_core.drives.joint_trajectory_legacy import sample_knots_numpy
 
 
@@ -58,10 +59,7 @@ class ServoAxesNumpy:
         equality tests compare the same arithmetic; the fast path differs from it by rounding,
         up to a few 1e-12 for slow loops)."""
         self.fast_path = fast_path
-        problem = config.problem()
-        if problem:
-            raise ValueError(problem)
-        self.config = config
+        self.config = valid_config(config)
         self.p_min = np.asarray(config.position_min, dtype=float)
         self.p_max = np.asarray(config.position_max, dtype=float)
         self.v_max = np.asarray(config.velocity_max, dtype=float)

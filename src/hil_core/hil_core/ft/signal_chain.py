@@ -30,11 +30,10 @@ from __future__ import annotations
 import numpy as np
 
 from hil_core.ft import signal_chain_kernel as _ck
-from hil_core.ft.filters import StreamFilter, design_sos
 # the configuration, output record, reason codes and gravity wrench are shared with the oracle
 from hil_core.ft.signal_chain_numpy import (MINI45_RANGE, NONFINITE, OUT_OF_ORDER, REASONS, SATURATED, SPIKE,
                                             STATUS, VALID, ChainConfig, ChainOutput, SignalChainNumpy,
-                                            gravity_wrench)
+                                            block_arrays, configure_chain, gravity_wrench)
 from hil_core.maths.jit import timed_warm_up
 
 __all__ = ['MINI45_RANGE', 'NONFINITE', 'OUT_OF_ORDER', 'REASONS', 'SATURATED', 'SPIKE', 'STATUS', 'VALID',
@@ -63,14 +62,7 @@ class SignalChain:
     block; the state lives in arrays the kernel updates in place."""
 
     def __init__(self, cfg: ChainConfig):
-        self.cfg = cfg
-        self.sos = design_sos(cfg.order, cfg.cutoff_hz, cfg.sample_rate, cfg.notch_hz, cfg.notch_q)
-        self.filter = StreamFilter(self.sos)
-        self.period_ns = int(round(1e9 / cfg.publish_rate))
-        self.decimate_every = max(1, int(round(cfg.sample_rate / cfg.publish_rate)))
-        self.stale_ns = int(round(cfg.stale_timeout * 1e9))
-        self.range = np.asarray(cfg.sensing_range, dtype=float)
-        self.bias = np.zeros(6)
+        configure_chain(self, cfg)
         self._bias_buf = np.zeros((int(cfg.bias_samples), 6))     # ring buffer (deque maxlen)
         self._ist = np.zeros(_ck.N_ISTATE, dtype=np.int64)
         self._fst = np.zeros(_ck.N_FSTATE)
@@ -118,13 +110,9 @@ class SignalChain:
     def process(self, stamps_ns, x_si, R=None, flagged=None) -> ChainOutput:
         """As ``SignalChainNumpy.process``: (N,) stamps, (N, 6) SI samples, R (3, 3) or (N, 3, 3),
         flagged (N,) bool."""
+        t, x = block_arrays(stamps_ns, x_si)
         # C-contiguous inputs: another memory layout would compile a new kernel mid-run
-        t = np.ascontiguousarray(np.atleast_1d(np.asarray(stamps_ns, dtype=np.int64)))
-        x = np.ascontiguousarray(x_si, dtype=float)
-        if x.ndim == 1:
-            x = x[None, :]
-        if x.ndim != 2 or x.shape[1] != 6 or x.shape[0] != t.shape[0]:
-            raise ValueError(f'process needs (N,) stamps and (N, 6) samples, got {t.shape} and {np.shape(x_si)}')
+        t, x = np.ascontiguousarray(t), np.ascontiguousarray(x)
         n = t.shape[0]
         rows, Rm, mode = self._no_rows, self._eye, 0
         if self.cfg.payload_mass != 0.0:

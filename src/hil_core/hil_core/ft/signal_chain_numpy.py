@@ -78,18 +78,35 @@ class ChainOutput:
         return self.reason == VALID
 
 
+def block_arrays(stamps_ns, x_si) -> tuple[np.ndarray, np.ndarray]:
+    """A block's (N,) int64 stamps and (N, 6) float samples (one sample may come as (6,)), or
+    ValueError naming both shapes."""
+    t = np.atleast_1d(np.asarray(stamps_ns, dtype=np.int64))
+    x = np.asarray(x_si, dtype=float)
+    if x.ndim == 1:
+        x = x[None, :]
+    if x.ndim != 2 or x.shape[1] != 6 or x.shape[0] != t.shape[0]:
+        raise ValueError(f'process needs (N,) stamps and (N, 6) samples, got {t.shape} and {np.shape(x_si)}')
+    return t, x
+
+
+def configure_chain(chain, cfg: ChainConfig) -> None:
+    """What both chains derive from their configuration (filter, grid, limits, zero bias)."""
+    chain.cfg = cfg
+    chain.sos = design_sos(cfg.order, cfg.cutoff_hz, cfg.sample_rate, cfg.notch_hz, cfg.notch_q)
+    chain.filter = StreamFilter(chain.sos)
+    chain.period_ns = int(round(1e9 / cfg.publish_rate))
+    chain.decimate_every = max(1, int(round(cfg.sample_rate / cfg.publish_rate)))
+    chain.stale_ns = int(round(cfg.stale_timeout * 1e9))
+    chain.range = np.asarray(cfg.sensing_range, dtype=float)
+    chain.bias = np.zeros(6)
+
+
 class SignalChainNumpy:
     """Stateful chain in Python/numpy (the oracle); feed it with :meth:`process` in stamp order."""
 
     def __init__(self, cfg: ChainConfig):
-        self.cfg = cfg
-        self.sos = design_sos(cfg.order, cfg.cutoff_hz, cfg.sample_rate, cfg.notch_hz, cfg.notch_q)
-        self.filter = StreamFilter(self.sos)
-        self.period_ns = int(round(1e9 / cfg.publish_rate))
-        self.decimate_every = max(1, int(round(cfg.sample_rate / cfg.publish_rate)))
-        self.stale_ns = int(round(cfg.stale_timeout * 1e9))
-        self.range = np.asarray(cfg.sensing_range, dtype=float)
-        self.bias = np.zeros(6)
+        configure_chain(self, cfg)
         self._bias_buf: deque = deque(maxlen=int(cfg.bias_samples))
         self.counters = {r: 0 for r in REASONS}
         self.last_stamp: int | None = None
@@ -157,12 +174,7 @@ class SignalChainNumpy:
         ``R`` (3, 3) or (N, 3, 3): sensor orientation for gravity compensation (identity if
         None). ``flagged`` (N,) bool: samples the source marked bad (status word).
         """
-        t = np.atleast_1d(np.asarray(stamps_ns, dtype=np.int64))
-        x = np.asarray(x_si, dtype=float)
-        if x.ndim == 1:
-            x = x[None, :]
-        if x.ndim != 2 or x.shape[1] != 6 or x.shape[0] != t.shape[0]:
-            raise ValueError(f'process needs (N,) stamps and (N, 6) samples, got {t.shape} and {np.shape(x_si)}')
+        t, x = block_arrays(stamps_ns, x_si)
         n = t.shape[0]
         cfg = self.cfg
         if cfg.payload_mass == 0.0:

@@ -31,6 +31,7 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
+from hil_core.config_check import valid_config
 from hil_core.supervision.status_names import is_cycle_status
 
 OK, WARN, FAULT = 0, 1, 2
@@ -131,10 +132,7 @@ class HealthJudge:
     """Sliding windows of counters per (node, kind) and their verdict (module docstring)."""
 
     def __init__(self, config: HealthConfig):
-        problem = config.problem()
-        if problem:
-            raise ValueError(problem)
-        self.cfg = config
+        self.cfg = valid_config(config)
         self._windows: dict[tuple[str, str], deque] = {}
         self.resets = 0
 

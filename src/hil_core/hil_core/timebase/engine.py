@@ -23,7 +23,7 @@ from . import engine_kernel as K
 from .bspline import prefilter_weights
 from .buffer import pose7_to_pose6
 from .control import TimeBaseControl
-from .engine_numpy import _HIST, FrameOutput, IKFunction, TimeBaseConfig
+from .engine_numpy import _HIST, FrameOutput, IKFunction, TimeBaseConfig, start_joints
 
 _WRITE = {K.W_OK: 'ok', K.W_STALE: 'stale', K.W_INVALID: 'invalid'}
 assert K.HIST == _HIST
@@ -111,12 +111,7 @@ class TimeBaseEngine:
         """Begin at rest at ``pose7``, as if it had been written every period up to ``stamp``
         (TimeBaseEngineNumpy.start)."""
         cfg = self.cfg
-        pose7 = np.asarray(pose7, dtype=float)
-        if pose7.shape != (7,) or not np.all(np.isfinite(pose7)) or np.linalg.norm(pose7[3:]) < 1e-9:
-            raise ValueError('start pose must be a finite [x, y, z, qx, qy, qz, qw]')
-        q, ok = self._solve(pose7[None])
-        if not ok[0]:
-            raise ValueError('start pose has no inverse kinematics solution')
+        pose7, q = start_joints(pose7, self._solve)
         T, d0, nj = cfg.move_time, cfg.default_distance, q.shape[1]
         p6 = pose7_to_pose6(pose7)
         ist, fst = self._ist, self._fst
@@ -167,12 +162,7 @@ class TimeBaseEngine:
 
     # --- low level ---------------------------------------------------------------------------
     def step_frame(self, frame_time: float | None = None) -> FrameOutput:
-        """Run the servo cycles of one move time; returns their setpoints.
-
-        ``frame_time``: the reader clock at the start of this frame (lockstep: the frame stamp,
-        so a frame the hardware advanced without us shows up as distance); by default the
-        engine counts its own servo cycles (real time: nominal timer ticks).
-        """
+        """``TimeBaseEngineNumpy.step_frame`` (its docstring), in one kernel call."""
         if not self.started:
             raise RuntimeError('start() the engine first')
         has_time = frame_time is not None

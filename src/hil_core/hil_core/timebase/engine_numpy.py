@@ -104,6 +104,18 @@ class FrameOutput:
     fault: str | None          # IK failure (latched): the output holds
 
 
+def start_joints(pose7, solve):
+    """The start pose as a float array and its joints by ``solve``; ValueError for a pose that is
+    not finite or has no inverse kinematics solution (both engines start through it)."""
+    pose7 = np.asarray(pose7, dtype=float)
+    if pose7.shape != (7,) or not np.all(np.isfinite(pose7)) or np.linalg.norm(pose7[3:]) < 1e-9:
+        raise ValueError('start pose must be a finite [x, y, z, qx, qy, qz, qw]')
+    q, ok = solve(pose7[None])
+    if not ok[0]:
+        raise ValueError('start pose has no inverse kinematics solution')
+    return pose7, q
+
+
 class TimeBaseEngineNumpy:
     """The pipeline in numpy, one servo cycle at a time: the test oracle of the compiled
     ``TimeBaseEngine`` (engine.py), which runs the same steps in numba kernels."""
@@ -125,12 +137,7 @@ class TimeBaseEngineNumpy:
         """Begin at rest at ``pose7`` (the robot's pose: first reference of a synchronised
         stream), as if it had been written every period up to ``stamp``."""
         cfg = self.cfg
-        pose7 = np.asarray(pose7, dtype=float)
-        if pose7.shape != (7,) or not np.all(np.isfinite(pose7)) or np.linalg.norm(pose7[3:]) < 1e-9:
-            raise ValueError('start pose must be a finite [x, y, z, qx, qy, qz, qw]')
-        q, ok = self._solve(pose7[None])
-        if not ok[0]:
-            raise ValueError('start pose has no inverse kinematics solution')
+        pose7, q = start_joints(pose7, self._solve)
         T, d0 = cfg.move_time, cfg.default_distance
         p6 = pose7_to_pose6(pose7)
         self.buffer = RingBuffer(cfg.buffer_size, T, cfg.max_gap_fill)
