@@ -1,6 +1,6 @@
 import os
 
-from setuptools import find_packages, setup
+from setuptools import setup
 
 
 def data_tree(source: str, destination: str, skip=('.py', '.pyc')) -> list[tuple[str, list[str]]]:
@@ -25,11 +25,8 @@ package_name = 'hil_core'
 # share/hil_core: hil_core.data_paths finds it there through the ament index.
 
 setup(
-    packages=find_packages(exclude=['test']),
-    data_files=[
-        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
-        ('share/' + package_name, ['package.xml']),
-    ]
+    data_files=[('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+                ('share/' + package_name, ['package.xml'])]
     + data_tree('config', 'share/' + package_name + '/config', skip=())
     + data_tree('urdf', 'share/' + package_name + '/urdf', skip=('.py', '.pyc')),
 )

@@ -1,6 +1,6 @@
 import os
 
-from setuptools import find_packages, setup
+from setuptools import setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -23,11 +23,8 @@ NODES = [
 ]
 
 setup(
-    packages=find_packages(exclude=['test']),
-    data_files=[
-        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
-        ('share/' + package_name, ['package.xml']),
-    ]
+    data_files=[('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+                ('share/' + package_name, ['package.xml'])]
     # relative paths: colcon refuses absolute data_files
     + [('share/' + package_name + '/launch',
         sorted(os.path.join('launch', f) for f in os.listdir(os.path.join(HERE, 'launch')) if f.endswith('.launch.py')))],

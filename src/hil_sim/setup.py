@@ -1,4 +1,4 @@
-from setuptools import find_packages, setup
+from setuptools import setup
 
 package_name = 'hil_sim'
 
@@ -12,10 +12,7 @@ NODES = [
 ]
 
 setup(
-    packages=find_packages(exclude=['test']),
-    data_files=[
-        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
-        ('share/' + package_name, ['package.xml']),
-    ],
+    data_files=[('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+                ('share/' + package_name, ['package.xml'])],
     entry_points={'console_scripts': [f'{n} = hil_sim.{n}.node:main' for n in NODES]},
 )
