@@ -16,7 +16,7 @@ import yaml
 
 from hil_nodes.bringup.plan import bringup_plan, effective_parameters, process_commands, write_overrides
 from hil_nodes.bringup.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs
-from hil_nodes.bringup.system import SystemError_, load_system
+from hil_nodes.bringup.system import BringupError, load_system
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SYSTEMS = sorted(p.stem for p in (ROOT / 'config' / 'systems').glob('*.yaml'))
@@ -178,7 +178,7 @@ def test_hardware_values_netft_and_robot_address(tmp_path):
     from hil_nodes.bringup.plan import with_robot_address
     urdf = '<robot><ros2_control><hardware><param name="robot_address">0.0.0.0</param></hardware></ros2_control></robot>'
     assert '<param name="robot_address">172.31.1.147</param>' in with_robot_address(urdf, '172.31.1.147')
-    with pytest.raises(SystemError_, match='robot_address'):
+    with pytest.raises(BringupError, match='robot_address'):
         with_robot_address('<robot/>', '1.2.3.4')
 
 
@@ -206,7 +206,7 @@ def test_rt_reaches_every_hil_process_in_both_translations_with_priorities_by_ro
     assert [e['additional_env'] for e in launch_entries(plan, layout='one_process', params_file=tmp_path / 'o.yaml')] == [one]
     assert [env for _, _, env in process_commands(plan, tmp_path / 'o.yaml', False)] == [one]
     assert all(p.env == {} for p in bringup_plan('hexafloat', record=tmp_path).hil_nodes)   # no --rt: nothing asked
-    with pytest.raises(SystemError_, match='rt_cpus'):
+    with pytest.raises(BringupError, match='rt_cpus'):
         bringup_plan('space_iiwa', rt=True, rt_cpus='x')
 
 
@@ -218,7 +218,7 @@ def test_rt_rank_is_validated_and_a_priority_never_drops_below_1(tmp_path):
     for bad in ('-1', '21', 'true', '2.5', 'high'):
         path = tmp_path / 'sys.yaml'
         path.write_text(base.replace('rt_rank: 1\n', f'rt_rank: {bad}\n'))
-        with pytest.raises(SystemError_, match='rt_rank'):
+        with pytest.raises(BringupError, match='rt_rank'):
             load_system(str(path))
     path.write_text(base.replace('rt_rank: 1\n', 'rt_rank: null\n'))
     assert next(n for n in load_system(str(path)).nodes if n.name == 'space_plant').rt_rank is None
@@ -234,13 +234,13 @@ def test_launch_arguments_become_plan_keywords():
     assert bringup_plan(**kw).lockstep is True
     hw = plan_kwargs({'mode': 'hardware', 'duration': '30', 'record': '/tmp/bags', 'netft_address': '10.0.0.7'})
     assert bringup_plan(**hw).lockstep is False and hw['duration'] == 30.0
-    with pytest.raises(SystemError_, match='lockstep'):
+    with pytest.raises(BringupError, match='lockstep'):
         bringup_plan(**plan_kwargs({'mode': 'hardware', 'lockstep': 'true'}))
-    with pytest.raises(SystemError_, match='true/false'):
+    with pytest.raises(BringupError, match='true/false'):
         plan_kwargs({'rt': 'maybe'})
-    with pytest.raises(SystemError_, match='unknown launch arguments'):
+    with pytest.raises(BringupError, match='unknown launch arguments'):
         plan_kwargs({'use_mock': 'true'})
-    with pytest.raises(SystemError_, match='mode'):
+    with pytest.raises(BringupError, match='mode'):
         bringup_plan('hexafloat', mode='gazebo')
 
 
@@ -275,10 +275,10 @@ def test_launch_layout_argument(tmp_path):
     from hil_nodes.bringup.launch_plan import wants_layout
     assert wants_layout({}) == 'one_process'
     assert plan_kwargs({})['rt_policy'] == 'fifo' and plan_kwargs({'layout': 'isolated'})['rt_policy'] == 'rr'
-    with pytest.raises(SystemError_, match='layout'):
+    with pytest.raises(BringupError, match='layout'):
         plan_kwargs({'layout': 'container'})
     plan = bringup_plan('hexafloat')
-    with pytest.raises(SystemError_, match='layout'):
+    with pytest.raises(BringupError, match='layout'):
         launch_entries(plan, layout='two_process')
     with pytest.raises(ValueError, match='params_file'):
         launch_entries(plan, layout='one_process')

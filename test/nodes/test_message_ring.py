@@ -7,7 +7,8 @@ from geometry_msgs.msg import PoseStamped, WrenchStamped
 from hypothesis import given, settings, strategies as st
 
 from hil_nodes.msgs import convert
-from hil_nodes.msgs.message_ring import MessageRing, fill_pose_stamped, fill_wrench_stamped
+from hil_nodes.msgs.convert import fill_pose_stamped, fill_wrench_stamped
+from hil_nodes.msgs.message_ring import MessageRing
 
 finite = st.floats(-1e6, 1e6, allow_nan=False)
 stamps = st.integers(0, 2**40)

@@ -5,7 +5,7 @@ import pathlib
 import pytest
 import yaml
 
-from hil_nodes.bringup.system import SystemError_, container_ros_args, load_system, node_command, repo_root
+from hil_nodes.bringup.system import BringupError, container_ros_args, load_system, node_command, repo_root
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -69,12 +69,12 @@ def test_process_arguments_name_the_node_and_pass_param_files(tmp_path):
 def test_bad_system_files_are_refused_with_the_entry_named(tmp_path, content, message):
     path = tmp_path / 'bad.yaml'
     path.write_text(yaml.safe_dump(content))
-    with pytest.raises(SystemError_, match=message):
+    with pytest.raises(BringupError, match=message):
         load_system(str(path), root=ROOT)
 
 
 def test_unknown_system_lists_the_known_ones():
-    with pytest.raises(SystemError_, match='hexafloat'):
+    with pytest.raises(BringupError, match='hexafloat'):
         load_system('no_such_system')
 
 
@@ -117,8 +117,8 @@ def test_bad_scenarios_are_refused(tmp_path, content, message):
     from hil_nodes.bringup.system import load_scenario
     system = _tmp_system(tmp_path)
     (tmp_path / 'config' / 'scenarios' / 'demo' / 'bad.yaml').write_text(yaml.safe_dump(content))
-    with pytest.raises(SystemError_, match=message):
+    with pytest.raises(BringupError, match=message):
         load_scenario(system, 'bad', root=tmp_path)
-    with pytest.raises(SystemError_, match='unknown scenario'):
+    with pytest.raises(BringupError, match='unknown scenario'):
         load_scenario(system, 'nope', root=tmp_path)
 

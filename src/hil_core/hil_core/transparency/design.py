@@ -1,4 +1,4 @@
-"""The designed figures of the Hexafloat HIL chain, from a run's effective parameters.
+"""The designed figures of the Hexafloat HIL chain, from the configurations of a run's nodes.
 
 Seed 000 designs the chain as "the modelled dynamics shifted by a constant delay": unity gain,
 and a delay made of
@@ -6,14 +6,18 @@ and a delay made of
 * the F/T Butterworth filter: its analytic group delay averaged over 0-7 Hz
   (``SignalChain.delay_estimate``: about 5.7 ms at 40 Hz, 2nd order, 1.6 kHz);
 * the time base's reference buffer: ``TimeBaseConfig.default_delay`` = default_distance * T
-  + 1.5 T + h (10 ms at T = 2.5 ms, h = 1.25 ms, distance 2);
+  + 1.5 T + h (10 ms at T = 2.5 ms, h = 1.25 ms, distance 2; in real time too: the reader clock
+  runs a frame ahead there and the W-R distance is one less, but the delay from a reference's
+  stamp to its setpoint is the same);
 * nothing else: the admittance stamps its output with the force sample's stamp (the ideal
   motion of the report uses the same convention), the planner passes the reference through
   inside the limits, the servo follows its setpoints (feed-forward), the forward kinematics
   stamps the pose with the joint states' stamp.
 
-``parameters`` is ``{node: {parameter: value}}`` as in ``hil_run.yaml``; a missing node or
-parameter takes the node's default (the same defaults as the core configurations).
+The figures come from the configurations the run's nodes built (the F/T node's ``ChainConfig``
+and the time base's ``TimeBaseConfig``): the report builds them from the run's recorded
+parameters with the nodes' own functions (``hil_nodes.report.designed``), so no parameter is
+read back here under a name of its own.
 """
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ class ChainDesign:
     filter_delay_s: float
     buffer_delay_s: float
     frame_period_s: float
+    wr_distance: int        # the time base's W-R index distance at the designed delay
 
     def delay_into(self, key: str) -> float:
         """Designed delay of the transition into stage ``key`` (0 for the raw force)."""
@@ -62,31 +67,14 @@ class ChainDesign:
     def as_dict(self) -> dict:
         return {'filter_delay_ms': self.filter_delay_s * 1e3, 'buffer_delay_ms': self.buffer_delay_s * 1e3,
                 'total_delay_ms': self.total_delay_s * 1e3, 'gain_db': 0.0,
-                'frame_period_ms': self.frame_period_s * 1e3}
+                'frame_period_ms': self.frame_period_s * 1e3, 'wr_distance': self.wr_distance}
 
 
-def _get(params: dict, node: str, name: str, default):
-    value = (params.get(node) or {}).get(name)
-    return default if value is None else value
-
-
-def design_from_parameters(parameters: dict | None) -> ChainDesign:
-    """The designed delays of a run from its effective node parameters (defaults if absent)."""
-    p = parameters or {}
-    cc = ChainConfig()
-    chain = ChainConfig(sample_rate=float(_get(p, 'ft_sensor', 'sample_rate', cc.sample_rate)),
-                        publish_rate=float(_get(p, 'ft_sensor', 'publish_rate', cc.publish_rate)),
-                        cutoff_hz=float(_get(p, 'ft_sensor', 'filter_cutoff_hz', cc.cutoff_hz)),
-                        order=int(_get(p, 'ft_sensor', 'filter_order', cc.order)),
-                        notch_hz=float(_get(p, 'ft_sensor', 'notch_hz', cc.notch_hz)),
-                        notch_q=float(_get(p, 'ft_sensor', 'notch_q', cc.notch_q)))
-    tc = TimeBaseConfig()
-    tb = TimeBaseConfig(move_time=float(_get(p, 'timebase', 'move_time', tc.move_time)),
-                        segmentation_time=float(_get(p, 'timebase', 'segmentation_time', tc.segmentation_time)),
-                        servo_period=float(_get(p, 'timebase', 'servo_period', tc.servo_period)),
-                        buffer_size=int(_get(p, 'timebase', 'buffer_size', tc.buffer_size)),
-                        default_distance=int(_get(p, 'timebase', 'default_distance', tc.default_distance)),
-                        max_gap_fill=max(int(_get(p, 'timebase', 'max_gap_fill', tc.max_gap_fill)),
-                                         int(_get(p, 'timebase', 'default_distance', tc.default_distance))))
-    return ChainDesign(filter_delay_s=SignalChain(chain).delay_estimate(7.0), buffer_delay_s=tb.default_delay,
-                       frame_period_s=tb.move_time)
+def design_from_configs(chain: ChainConfig, timebase: TimeBaseConfig, wr_distance: int | None = None) -> ChainDesign:
+    """The designed figures of a run whose F/T chain and time base had these configurations.
+    ``wr_distance``: the W-R distance the time base holds at the designed delay, when it is not
+    the configured default distance (in real time its reader clock runs ahead: the timebase
+    node's ``designed_distance``)."""
+    return ChainDesign(filter_delay_s=SignalChain(chain).delay_estimate(7.0), buffer_delay_s=timebase.default_delay,
+                       frame_period_s=timebase.move_time,
+                       wr_distance=timebase.default_distance if wr_distance is None else wr_distance)

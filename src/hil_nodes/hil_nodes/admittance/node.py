@@ -17,90 +17,27 @@ trouble stops publishing after its stale time. Here:
 """
 from __future__ import annotations
 
-
 import numpy as np
-import yaml
 from geometry_msgs.msg import AccelStamped, PoseStamped, TwistStamped, WrenchStamped
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from hil_core.admittance import CumminsFloater, LtiAdmittanceModel, matrices_from_frequency
-from hil_core.admittance.lti_model import (SEED_DAMPING_RATIO, SEED_FREQUENCY_HZ, SEED_STIFFNESS,
-                                           matrices_from_mass)
-from hil_core.admittance.pose_offset import check_home_pose
+from hil_core.admittance import LtiAdmittanceModel
+from hil_core.supervision.modes import HilMode
 from hil_nodes import qos, topics
+from hil_nodes.admittance import params
+from hil_nodes.admittance.params import MODEL_PARAMS
 from hil_nodes.msgs import convert
-from hil_nodes.framework.base import OK, STALE, WARN, HilLifecycleNode, Param
-from hil_nodes.msgs.message_ring import MessageRing, fill_pose_stamped
+from hil_nodes.framework.base import OK, STALE, WARN, HilLifecycleNode
+from hil_nodes.msgs.message_ring import MessageRing
 from hil_nodes.runtime.runner import main_for
 
-_M0, _D0, _K0 = matrices_from_frequency(SEED_FREQUENCY_HZ, SEED_DAMPING_RATIO, SEED_STIFFNESS)
-# Parameters that change the model's matrices only: applied bumplessly (state kept) while active.
-MODEL_PARAMS = frozenset({'natural_frequency', 'damping_ratio', 'stiffness', 'mass', 'damping',
-                          'mass_matrix', 'damping_matrix', 'stiffness_matrix', 'force_scale',
-                          'equilibrium_offset'})
-_WARN_INTERVAL = 0.5  # s wall: one diagnostic per kind of bad input per interval (no flooding at 400 Hz)
 
+class AdmittanceNode(HilLifecycleNode, name='admittance', task='model', params=params.PARAMS):
+    """Admittance model node (see module docstring). Statuses "admittance: model": the
+    admittance model (its state, input wrench and resets)."""
 
-def _f6(values):
-    return [float(v) for v in values]
-
-
-class AdmittanceNode(HilLifecycleNode):
-    """Admittance model node (see module docstring)."""
-
-    # statuses "admittance: model": the admittance model (its state, input wrench and resets)
-    STATUS_TASK = 'model'
-    PARAMS = (
-        Param('model', str, 'frequency', 'how the model is given: per-axis natural frequency/damping ratio/'
-              'stiffness, per-axis mass/damping/stiffness, full 6x6 matrices, or a Cummins floater file',
-              choices=('frequency', 'mass', 'matrix', 'floater')),
-        Param('period', float, 0.0025, 'model step = F/T sample period (s); seed 000: 2.5 ms (0.4 kHz)',
-              range=(1e-4, 1.0)),
-        Param('publish_twist_accel', bool, True, 'also publish the reference twist and acceleration '
-              '(the planner takes the pose only; two more 400 Hz streams cost CPU in real time)'),
-        Param('natural_frequency', 'float[]', [SEED_FREQUENCY_HZ] * 6, 'per-DOF natural frequency (Hz), '
-              'model=frequency', range=(1e-3, 1e3), length=6, dynamic=True),
-        Param('damping_ratio', 'float[]', [SEED_DAMPING_RATIO] * 6, 'per-DOF damping ratio, model=frequency',
-              range=(0.0, 100.0), length=6, dynamic=True),
-        Param('stiffness', 'float[]', list(SEED_STIFFNESS), 'per-DOF stiffness (N/m, N m/rad), '
-              'model=frequency|mass', range=(0.0, 1e9), length=6, dynamic=True),
-        Param('mass', 'float[]', _f6(np.diag(_M0)), 'per-DOF mass / inertia (kg, kg m^2), model=mass',
-              range=(1e-9, 1e9), length=6, dynamic=True),
-        Param('damping', 'float[]', _f6(np.diag(_D0)), 'per-DOF damping (N s/m, N m s/rad), model=mass',
-              range=(0.0, 1e9), length=6, dynamic=True),
-        Param('mass_matrix', 'float[]', _f6(_M0.ravel()), '6x6 mass matrix row-major, model=matrix',
-              length=36, dynamic=True),
-        Param('damping_matrix', 'float[]', _f6(_D0.ravel()), '6x6 damping matrix row-major, model=matrix',
-              length=36, dynamic=True),
-        Param('stiffness_matrix', 'float[]', _f6(_K0.ravel()), '6x6 stiffness matrix row-major, model=matrix',
-              length=36, dynamic=True),
-        Param('floater_file', str, '', 'Cummins floater YAML (see config/floater_example.yaml), model=floater'),
-        Param('force_scale', 'float[]', [1.0] * 6, 'per-axis scaling of the wrench (e.g. Froude scale)',
-              length=6, dynamic=True),
-        Param('enabled_axes', 'bool[]', [True] * 6, 'per-DOF enable mask; disabled DOFs are held at home',
-              length=6, check=lambda v: None if any(v) else 'at least one DOF must be enabled'),
-        Param('home_pose', 'float[]', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
-              "home pose [x, y, z, qx, qy, qz, qw] of the model's reference point in the control frame "
-              '(= the TCP home when tcp_offset is the identity)', length=7, check=check_home_pose),
-        Param('equilibrium_offset', 'float[]', [0.0] * 6, "spring rest point about home (m, rotation "
-              "vector); -K^-1 w0 cancels a static preload w0", length=6, dynamic=True),
-        Param('control_frame', str, 'hexapod_base', 'frame of the model and of every output (frame_id)',
-              check=lambda v: None if v else 'must not be empty'),
-        Param('wrench_frame', str, 'control', "'control': wrench at the TCP in control-frame axes; "
-              "'body': in the moving TCP's axes (rotated by the current pose)",
-              choices=('control', 'body')),
-        Param('tcp_offset', 'float[]', [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
-              "TCP pose [x, y, z, qx, qy, qz, qw] in the model's body frame (e.g. the TCP 0.3 m above a "
-              'floater CoG: [0, 0, 0.3, 0, 0, 0, 1]); the wrench acts there and the reference is the TCP',
-              length=7, check=check_home_pose),
-        Param('stale_timeout', float, 0.05, 'no valid wrench for this long (s, node clock) = stale: hold',
-              range=(1e-3, 10.0)),
-        Param('stamp_tolerance', float, 0.25, 'stamp jitter tolerated around a whole number of periods '
-              '(fraction of the period) before a diagnostic', range=(0.0, 0.49)),
-    )
-
-    def __init__(self, node_name: str = 'admittance', **kwargs):
+    def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self.model: LtiAdmittanceModel | None = None
         self._io = []
@@ -109,30 +46,8 @@ class AdmittanceNode(HilLifecycleNode):
                                        'jitter', 'stale_events', 'ignored_fault', 'resets'), 0)
         self._forget_input()
 
-    # --- model ----------------------------------------------------------------------------------
-    @staticmethod
-    def _matrices(p):
-        if p.model == 'frequency':
-            return matrices_from_frequency(p.natural_frequency, p.damping_ratio, p.stiffness)
-        if p.model == 'mass':
-            return matrices_from_mass(p.mass, p.damping, p.stiffness)
-        return p.mass_matrix, p.damping_matrix, p.stiffness_matrix
-
-    @classmethod
-    def _build_model(cls, p) -> LtiAdmittanceModel:
-        """The model the validated parameters ``p`` describe (ValueError naming what is wrong)."""
-        common = dict(home=p.home_pose, enabled=p.enabled_axes, force_scale=p.force_scale,
-                      equilibrium=p.equilibrium_offset, wrench_frame=p.wrench_frame,
-                      tcp_offset=p.tcp_offset)
-        if p.model == 'floater':
-            if not p.floater_file:
-                raise ValueError("parameter 'floater_file' is required with model=floater")
-            try:
-                return CumminsFloater.from_yaml(p.floater_file, p.period, **common)
-            except (OSError, yaml.YAMLError) as exc:
-                raise ValueError(f"parameter 'floater_file': cannot read {p.floater_file}: {exc}") from None
-        M, D, K = cls._matrices(p)
-        return LtiAdmittanceModel(M, D, K, p.period, **common)
+    # the model from the values: params.build_model (the report builds a run's model with it too)
+    _build_model = staticmethod(params.build_model)
 
     def check_parameters(self, p) -> str | None:
         try:
@@ -146,7 +61,7 @@ class AdmittanceNode(HilLifecycleNode):
             return
         if changed <= MODEL_PARAMS and self.p.model != 'floater':
             # Bumpless: new matrices, same physical state (pose offset and twist).
-            M, D, K = self._matrices(self.p)
+            M, D, K = params.model_matrices(self.p)
             self.model.set_matrices(M, D, K, self.p.force_scale, self.p.equilibrium_offset)
         elif changed <= MODEL_PARAMS:
             self.model.set_matrices(self.model.M, self.model.D, self.model.K, self.p.force_scale,
@@ -170,16 +85,12 @@ class AdmittanceNode(HilLifecycleNode):
         self._twist_pub = self.create_lifecycle_publisher(TwistStamped, topics.ADMITTANCE_TWIST, stream)
         self._accel_pub = self.create_lifecycle_publisher(AccelStamped, topics.ADMITTANCE_ACCEL, stream)
         self._io = [
-            (self.destroy_lifecycle_publisher, self._pose_pub),
-            (self.destroy_lifecycle_publisher, self._twist_pub),
-            (self.destroy_lifecycle_publisher, self._accel_pub),
-            (self.destroy_subscription,
-             self.create_subscription(WrenchStamped, topics.FT_WRENCH, self._on_wrench, stream)),
-            (self.destroy_subscription,
-             self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched())),
-            (self.destroy_service, self.create_service(Trigger, topics.ADMITTANCE_RESET, self._on_reset)),
+            self._pose_pub, self._twist_pub, self._accel_pub,
+            self.create_subscription(WrenchStamped, topics.FT_WRENCH, self._on_wrench, stream),
+            self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched()),
+            self.create_service(Trigger, topics.ADMITTANCE_RESET, self._on_reset),
             # stale detection on the node clock (sim time in simulation)
-            (self.destroy_timer, self.create_timer(self.p.stale_timeout / 2.0, self._check_stale)),
+            self.create_timer(self.p.stale_timeout / 2.0, self._check_stale),
         ]
         self._forget_input()
 
@@ -190,8 +101,7 @@ class AdmittanceNode(HilLifecycleNode):
         self._stale = False
 
     def cleanup_node(self) -> None:
-        for destroy, entity in self._io:
-            destroy(entity)
+        self.release(*self._io)
         self._io = []
         self.model = None
         self._mode = None
@@ -203,30 +113,22 @@ class AdmittanceNode(HilLifecycleNode):
         self._last_rx = None
         self._stale = False
 
-    def _warn(self, kind: str, level: int, message: str, **values) -> None:
-        if self.due(kind, _WARN_INTERVAL):
-            self.get_logger().warning(message)
-            self.status(level, message, **values, **self.counters)
-
     def _on_wrench(self, msg: WrenchStamped) -> None:
         if not self.active or self.model is None:
             return
-        t0 = self._cycle.begin(convert.stamp_to_ns(msg.header.stamp))
-        try:
+        with self._cycle(convert.stamp_to_ns(msg.header.stamp)):
             self._take_wrench(msg)
-        finally:
-            self._cycle.end(t0)
 
     def _take_wrench(self, msg: WrenchStamped) -> None:
-        if self._mode == 'FAULT':
+        if self._mode == HilMode.FAULT:
             self.counters['ignored_fault'] += 1
             return
         w = convert.wrench_to_array(msg.wrench)
         stamp = convert.stamp_to_ns(msg.header.stamp)
         if not np.all(np.isfinite(w)):
             self.counters['nonfinite'] += 1
-            self._warn('nonfinite', WARN, 'non-finite wrench ignored (state held)', stamp_ns=stamp,
-                       wrench=w.tolist())
+            self.report_problem('nonfinite', WARN, 'non-finite wrench ignored (state held)', log=True,
+                                figures=self.counters.copy, stamp_ns=stamp, wrench=w.tolist())
             return
         T = self._period_ns
         if self._last_stamp is not None:
@@ -237,11 +139,13 @@ class AdmittanceNode(HilLifecycleNode):
                 why = ('duplicate or out-of-order wrench stamp rejected' if dt <= 0 else
                        'wrench stamp advanced by less than half a period: rejected (is the F/T '
                        "publish_rate faster than 1/'period'?)")
-                self._warn('stamp', WARN, why, stamp_ns=stamp, last_stamp_ns=self._last_stamp)
+                self.report_problem('stamp', WARN, why, log=True, figures=self.counters.copy, stamp_ns=stamp,
+                                    last_stamp_ns=self._last_stamp)
                 return
             if abs(dt - n * T) > self.p.stamp_tolerance * T:
                 self.counters['jitter'] += 1
-                self._warn('jitter', WARN, 'wrench stamp off the period grid', stamp_ns=stamp, dt_ns=dt)
+                self.report_problem('jitter', WARN, 'wrench stamp off the period grid', log=True,
+                                    figures=self.counters.copy, stamp_ns=stamp, dt_ns=dt)
             if n > 1:
                 self._fill_gap(n - 1)
         self.model.step(w)
@@ -263,14 +167,15 @@ class AdmittanceNode(HilLifecycleNode):
             self._publish(self._last_stamp + i * self._period_ns)
         self.counters['gap_steps'] += integrate
         self.counters['held_steps'] += missing - integrate
-        self._warn('gap', WARN, f'wrench gap of {missing} period(s): {integrate} integrated with the last '
-                   f'wrench, {missing - integrate} held', missing=missing)
+        self.report_problem('gap', WARN, f'wrench gap of {missing} period(s): {integrate} integrated with the '
+                            f'last wrench, {missing - integrate} held', log=True, figures=self.counters.copy,
+                            missing=missing)
 
     def _publish(self, stamp_ns: int) -> None:
         pose, twist, accel = self.model.outputs()
         frame = self.p.control_frame
         msg = self._pose_ring.next()
-        fill_pose_stamped(msg, stamp_ns, frame, pose)
+        convert.fill_pose_stamped(msg, stamp_ns, frame, pose)
         self._pose_pub.publish(msg)
         self.count_published(topics.ADMITTANCE_REFERENCE)
         if not self.p.publish_twist_accel:
@@ -313,7 +218,7 @@ class AdmittanceNode(HilLifecycleNode):
 
     def _on_mode(self, msg: String) -> None:
         previous, self._mode = self._mode, msg.data
-        if msg.data == 'IDLE' and previous is not None and previous != 'IDLE':
+        if msg.data == HilMode.IDLE and previous is not None and previous != HilMode.IDLE:
             self.reset_to_home(f'mode {previous} -> IDLE')
 
 

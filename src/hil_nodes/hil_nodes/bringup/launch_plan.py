@@ -27,7 +27,7 @@ import pathlib
 from typing import Any
 
 from hil_nodes.bringup.plan import MODES, BringupPlan, container_parts
-from hil_nodes.bringup.system import SystemError_
+from hil_nodes.bringup.system import BringupError
 
 # (name, default, description, choices or None), in the style of lbr_fri_ros2_stack's mixins
 LAUNCH_ARGUMENTS: tuple[tuple[str, str, str, list[str] | None], ...] = (
@@ -62,7 +62,7 @@ def _bool(name: str, text: str) -> bool:
         return True
     if text.lower() in ('false', '0', 'no'):
         return False
-    raise SystemError_(f'launch argument {name}:={text} is not true/false')
+    raise BringupError(f'launch argument {name}:={text} is not true/false')
 
 
 def plan_kwargs(values: dict[str, str]) -> dict[str, Any]:
@@ -70,7 +70,7 @@ def plan_kwargs(values: dict[str, str]) -> dict[str, Any]:
     v = {name: default for name, default, _, _ in LAUNCH_ARGUMENTS}
     unknown = set(values) - set(v)
     if unknown:
-        raise SystemError_(f'unknown launch arguments {sorted(unknown)}')
+        raise BringupError(f'unknown launch arguments {sorted(unknown)}')
     v.update(values)
     try:
         return dict(system=v['system'], scenario=v['scenario'] or None, mode=v['mode'],
@@ -83,9 +83,9 @@ def plan_kwargs(values: dict[str, str]) -> dict[str, Any]:
                     # as `hil run`: equal-priority FIFO processes never preempt each other
                     rt_policy='fifo' if wants_layout(v) == 'one_process' else 'rr')
     except ValueError as exc:
-        if isinstance(exc, SystemError_):
+        if isinstance(exc, BringupError):
             raise
-        raise SystemError_(f'bad launch argument: {exc}') from None
+        raise BringupError(f'bad launch argument: {exc}') from None
 
 
 def wants_rviz(values: dict[str, str]) -> bool:
@@ -95,7 +95,7 @@ def wants_rviz(values: dict[str, str]) -> bool:
 def wants_layout(values: dict[str, str]) -> str:
     layout = values.get('layout', 'one_process')
     if layout not in LAYOUTS:
-        raise SystemError_(f'launch argument layout:={layout} is not one of {list(LAYOUTS)}')
+        raise BringupError(f'launch argument layout:={layout} is not one of {list(LAYOUTS)}')
     return layout
 
 
@@ -104,7 +104,7 @@ def launch_entries(plan: BringupPlan, rviz: bool = False, layout: str = 'isolate
     """One dict per launch action, in start order (see the module docstring). ``layout``
     'one_process' needs ``params_file``: the plan's values written by ``bringup.write_overrides``."""
     if layout not in LAYOUTS:
-        raise SystemError_(f'layout must be one of {list(LAYOUTS)}, not {layout!r}')
+        raise BringupError(f'layout must be one of {list(LAYOUTS)}, not {layout!r}')
     if layout == 'one_process' and params_file is None:
         raise ValueError("layout 'one_process' needs params_file (bringup.write_overrides of the plan)")
     out = []
@@ -123,7 +123,7 @@ def launch_entries(plan: BringupPlan, rviz: bool = False, layout: str = 'isolate
                     'output': 'screen', 'start_after': spec.start_after})
     if rviz:
         if not plan.rviz_config:
-            raise SystemError_(f'rviz:=true but there is no config/rviz/{plan.system}.rviz')
+            raise BringupError(f'rviz:=true but there is no config/rviz/{plan.system}.rviz')
         out.append({'action': 'IncludeLaunchDescription', 'package': 'hil_nodes', 'file': 'rviz.launch.py',
                     'launch_arguments': [('rviz_config', plan.rviz_config)]})
     return out

@@ -1,4 +1,5 @@
-"""One bring-up plan for `hil run` and `ros2 launch hil_nodes hil.launch.py` (issue 16).
+"""One bring-up plan for `hil run` and `ros2 launch hil_nodes hil.launch.py` (one function, so the
+two ways of starting a system cannot drift apart).
 
 ``bringup_plan(...)`` decides every process to start, in start order, with its final parameters,
 remappings and environment; the clock owner; and the supervisor's ``managed_nodes`` (the
@@ -30,8 +31,8 @@ from typing import Any
 import yaml
 
 from hil_nodes.runtime import rt_setup
-from hil_nodes.bringup.system import (NodeSpec, Scenario, SystemDescription, SystemError_, apply_scenario,
-                              container_ros_args, load_scenario, load_system, node_command, repo_root)
+from hil_nodes.bringup.system import (BringupError, NodeSpec, Scenario, SystemDescription, apply_scenario,
+                                      container_ros_args, load_scenario, load_system, node_command, repo_root)
 
 MODES = ('mock', 'hardware')
 RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder', managed=True, rt_rank=None)
@@ -89,7 +90,7 @@ def with_robot_address(urdf: str, address: str) -> str:
     """The URDF with every <param name="robot_address"> of its <ros2_control> hardware set."""
     pattern = re.compile(r'(<param\s+name\s*=\s*"robot_address"\s*>)[^<]*(</param>)')
     if not pattern.search(urdf):
-        raise SystemError_('robot_address given but the URDF has no <param name="robot_address"> in its '
+        raise BringupError('robot_address given but the URDF has no <param name="robot_address"> in its '
                            '<ros2_control> hardware block')
     return pattern.sub(lambda m: m.group(1) + address + m.group(2), urdf)
 
@@ -100,9 +101,9 @@ def _lab_processes(desc: SystemDescription, robot_address: str) -> list[NodeSpec
     from /robot_description), and one spawner per controller once ros2_control_node started."""
     hw = desc.hardware
     if hw is None:
-        raise SystemError_(f'system {desc.name} has no hardware: block (mode:=hardware needs one)')
+        raise BringupError(f'system {desc.name} has no hardware: block (mode:=hardware needs one)')
     if not hw.controllers_file.is_file():
-        raise SystemError_(f'{desc.name}: controllers file {hw.controllers_file} does not exist')
+        raise BringupError(f'{desc.name}: controllers file {hw.controllers_file} does not exist')
     urdf = hw.robot_description.read_text()
     if robot_address:
         urdf = with_robot_address(urdf, robot_address)
@@ -137,12 +138,12 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     never preempt each other.
     """
     if mode not in MODES:
-        raise SystemError_(f"mode must be one of {MODES}, not {mode!r}")
+        raise BringupError(f"mode must be one of {MODES}, not {mode!r}")
     hardware = mode == 'hardware'
     if lockstep is None:
         lockstep = not hardware
     if hardware and lockstep:
-        raise SystemError_('lockstep needs the mock hardware: a real robot does not wait for frames')
+        raise BringupError('lockstep needs the mock hardware: a real robot does not wait for frames')
     desc, _ = _load(system, scenario)
     root = repo_root()
     bag_path = bag_path_for(record, desc.name, seed, stamp) if record else None
@@ -158,7 +159,7 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     try:
         rt_env = rt_setup.request_env(rt_priority, rt_cpus, mlock=True, policy=rt_policy) if rt else {}
     except ValueError as exc:
-        raise SystemError_(f'rt_cpus: {exc}') from None
+        raise BringupError(f'rt_cpus: {exc}') from None
     planned = []
     for spec in nodes:
         p = {k: _resolve_path(root, v) for k, v in spec.parameters.items()}

@@ -16,8 +16,9 @@ import yaml
 from hil_core.data_paths import DataNotFound, data_root
 
 
-class SystemError_(ValueError):
-    """A system description that cannot be started; the message says which entry and why."""
+class BringupError(ValueError):
+    """A system that cannot be brought up as described or asked (its system file, a scenario, a
+    launch argument or a ``hil run`` option); the message says which entry and why."""
 
 
 def repo_root() -> pathlib.Path:
@@ -26,7 +27,7 @@ def repo_root() -> pathlib.Path:
     try:
         return data_root()
     except DataNotFound as exc:
-        raise SystemError_(str(exc)) from None
+        raise BringupError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -75,19 +76,19 @@ class HardwareSpec:
 
 def parse_hardware(entry: Any, where: str, root: pathlib.Path) -> HardwareSpec:
     if not isinstance(entry, dict):
-        raise SystemError_(f'{where} must be a mapping')
+        raise BringupError(f'{where} must be a mapping')
     unknown = set(entry) - {'robot_description', 'controllers', 'controllers_file', 'parameters'}
     if unknown:
-        raise SystemError_(f'{where}: unknown keys {sorted(unknown)}')
+        raise BringupError(f'{where}: unknown keys {sorted(unknown)}')
     urdf = entry.get('robot_description')
     if not isinstance(urdf, str) or not (root / urdf).is_file():
-        raise SystemError_(f'{where}: robot_description must name an existing URDF file (got {urdf!r})')
+        raise BringupError(f'{where}: robot_description must name an existing URDF file (got {urdf!r})')
     controllers = entry.get('controllers')
     if not isinstance(controllers, list) or not controllers or not all(isinstance(c, str) and c for c in controllers):
-        raise SystemError_(f'{where}: controllers must be a non-empty list of controller names')
+        raise BringupError(f'{where}: controllers must be a non-empty list of controller names')
     parameters = entry.get('parameters') or {}
     if not isinstance(parameters, dict) or not all(isinstance(v, dict) for v in parameters.values()):
-        raise SystemError_(f'{where}: parameters must map node names to parameter values')
+        raise BringupError(f'{where}: parameters must map node names to parameter values')
     return HardwareSpec(robot_description=(root / urdf).resolve(), controllers=tuple(controllers),
                         controllers_file=(root / entry.get('controllers_file', 'config/controllers.yaml')).resolve(),
                         parameters={k: dict(v) for k, v in parameters.items()})
@@ -126,29 +127,29 @@ def system_path(name_or_path: str, root: pathlib.Path | None = None) -> pathlib.
     path = root / 'config' / 'systems' / f'{name_or_path.replace("-", "_")}.yaml'
     if not path.exists():
         known = sorted(p.stem for p in (root / 'config' / 'systems').glob('*.yaml'))
-        raise SystemError_(f"unknown system '{name_or_path}' (known: {', '.join(known)})")
+        raise BringupError(f"unknown system '{name_or_path}' (known: {', '.join(known)})")
     return path
 
 
 def parse_node(entry: Any, where: str, root: pathlib.Path) -> NodeSpec:
     """One node entry of a system or scenario file (parameter files resolved against root)."""
     if not isinstance(entry, dict):
-        raise SystemError_(f'{where} must be a mapping')
+        raise BringupError(f'{where} must be a mapping')
     unknown = set(entry) - _KNOWN_KEYS
     if unknown:
-        raise SystemError_(f'{where}: unknown keys {sorted(unknown)}')
+        raise BringupError(f'{where}: unknown keys {sorted(unknown)}')
     for key in ('name', 'package', 'executable'):
         if not isinstance(entry.get(key), str) or not entry[key]:
-            raise SystemError_(f'{where}: "{key}" is required')
+            raise BringupError(f'{where}: "{key}" is required')
     rank = entry.get('rt_rank', 0)
     if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank <= RT_RANK_MAX):
-        raise SystemError_(f'{where} ({entry["name"]}): rt_rank must be an integer 0-{RT_RANK_MAX} or null, '
+        raise BringupError(f'{where} ({entry["name"]}): rt_rank must be an integer 0-{RT_RANK_MAX} or null, '
                            f'not {rank!r}')
     params = []
     for p in entry.get('params', []) or []:
         full = (root / p).resolve()
         if not full.exists():
-            raise SystemError_(f'{where} ({entry["name"]}): parameter file {p} does not exist')
+            raise BringupError(f'{where} ({entry["name"]}): parameter file {p} does not exist')
         params.append(full)
     return NodeSpec(name=entry['name'], package=entry['package'], executable=entry['executable'],
                     params=tuple(params), parameters=dict(entry.get('parameters') or {}),
@@ -166,26 +167,26 @@ def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDe
     data = yaml.safe_load(path.read_text()) or {}
     entries = data.get('nodes')
     if not isinstance(entries, list) or not entries:
-        raise SystemError_(f'{path}: "nodes" must be a non-empty list')
+        raise BringupError(f'{path}: "nodes" must be a non-empty list')
     nodes, seen = [], set()
     for i, entry in enumerate(entries):
         spec = parse_node(entry, f'{path.name}: nodes[{i}]', root)
         if spec.name in seen:
-            raise SystemError_(f'{path.name}: nodes[{i}]: duplicate node name {spec.name!r}')
+            raise BringupError(f'{path.name}: nodes[{i}]: duplicate node name {spec.name!r}')
         seen.add(spec.name)
         nodes.append(spec)
     record = data.get('record_topics') or list(SystemDescription.record_topics)
     if not all(isinstance(t, str) and t.startswith('/') for t in record):
-        raise SystemError_(f'{path.name}: record_topics must be absolute topic names')
+        raise BringupError(f'{path.name}: record_topics must be absolute topic names')
     after = data.get('record_checkpoint_after') or ''
     if after and after not in record:
-        raise SystemError_(f'{path.name}: record_checkpoint_after {after!r} is not one of record_topics')
+        raise BringupError(f'{path.name}: record_checkpoint_after {after!r} is not one of record_topics')
     summary = data.get('summary') or []
     if not all(isinstance(k, str) and k.count('/') == 1 for k in summary):
-        raise SystemError_(f'{path.name}: summary entries are node/key')
+        raise BringupError(f'{path.name}: summary entries are node/key')
     hardware = parse_hardware(data['hardware'], f'{path.name}: hardware', root) if 'hardware' in data else None
     if hardware is not None and set(hardware.parameters) - seen:
-        raise SystemError_(f'{path.name}: hardware parameters for unknown node(s) '
+        raise BringupError(f'{path.name}: hardware parameters for unknown node(s) '
                            f'{sorted(set(hardware.parameters) - seen)}')
     return SystemDescription(name=str(data.get('system', path.stem)),
                              description=str(data.get('description', '')), nodes=tuple(nodes), path=path,
@@ -244,17 +245,17 @@ def load_scenario(system: SystemDescription, name: str, root: pathlib.Path | Non
     path = folder / f'{name}.yaml'
     if not path.exists():
         known = sorted(p.stem for p in folder.glob('*.yaml'))
-        raise SystemError_(f"unknown scenario '{name}' for {system.name} (known: {', '.join(known) or 'none'})")
+        raise BringupError(f"unknown scenario '{name}' for {system.name} (known: {', '.join(known) or 'none'})")
     data = yaml.safe_load(path.read_text()) or {}
     unknown = set(data) - {'description', 'parameters', 'nodes', 'remap', 'duration'}
     if unknown:
-        raise SystemError_(f'{path.name}: unknown keys {sorted(unknown)}')
+        raise BringupError(f'{path.name}: unknown keys {sorted(unknown)}')
     extra = tuple(parse_node(e, f'{path.name}: nodes[{i}]', root) for i, e in enumerate(data.get('nodes') or []))
     names = {n.name for n in system.nodes} | {n.name for n in extra} | {'recorder'}
     for key in ('parameters', 'remap'):
         bad = set(data.get(key) or {}) - names
         if bad:
-            raise SystemError_(f'{path.name}: {key} for unknown node(s) {sorted(bad)}')
+            raise BringupError(f'{path.name}: {key} for unknown node(s) {sorted(bad)}')
     duration = data.get('duration')
     return Scenario(name=name, description=str(data.get('description', '')),
                     parameters={k: dict(v or {}) for k, v in (data.get('parameters') or {}).items()},

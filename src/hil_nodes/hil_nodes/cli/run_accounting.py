@@ -1,6 +1,7 @@
-"""The message accounting of a recorded `hil run` (issue 18): per recorded topic, expected count
-(designed rate x the stream's span), published (the producer's own count), recorded and the
-largest gap, with the flags that make a run not clean (skipped, lost, missing, gap).
+"""The message accounting of a recorded `hil run` (was every message produced, delivered and
+recorded?): per recorded topic, expected count (designed rate x the stream's span), published
+(the producer's own count), recorded and the largest gap, with the flags that make a run not
+clean (skipped, lost, missing, gap).
 
 Inputs: the recorder's ``accounting.yaml`` in the bag, the run's effective parameters (designed
 rates) and the producers' last statuses (``published.<topic>`` and ``skipped`` counters of their

@@ -20,13 +20,14 @@ import time
 
 import yaml
 
+from hil_core.supervision.modes import HilMode
 from hil_nodes.cli.processes import ProcessGroup, clean_dead_shm
 from hil_nodes.cli.run_client import RunClient
 from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
 from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
 from hil_nodes.bringup.plan import bringup_plan, process_commands, write_overrides
-from hil_nodes.bringup.system import SystemError_, apply_scenario, load_scenario, load_system
+from hil_nodes.bringup.system import BringupError, apply_scenario, load_scenario, load_system
 
 
 def add_parser(sub) -> None:
@@ -77,7 +78,7 @@ def run(args) -> int:
         system = load_system(args.system)
         scenario = load_scenario(system, args.scenario) if args.scenario else None
         system = apply_scenario(system, scenario)
-    except SystemError_ as exc:
+    except BringupError as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
     if args.duration is None:
@@ -88,7 +89,7 @@ def run(args) -> int:
                             rt_priority=args.rt_priority, rt_cpus=args.rt_cpus,
                             # one process: FIFO; one per node: round robin (FIFO peers never preempt)
                             rt_policy='rr' if args.isolated else 'fifo')
-    except SystemError_ as exc:
+    except BringupError as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
     bag_path, specs = plan.bag_path, plan.hil_nodes
@@ -104,7 +105,7 @@ def run(args) -> int:
     overrides = write_overrides(plan, run_dir / 'run_params.yaml')
     try:
         commands = _process_layout(plan, overrides, args)
-    except SystemError_ as exc:
+    except BringupError as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
     group = ProcessGroup(run_dir / 'logs', env)
@@ -182,7 +183,7 @@ def _process_layout(plan, overrides, args) -> list[tuple[str, list[str], dict[st
         return process_commands(plan, overrides, args.isolated)
     names = {s.name for s in plan.hil_nodes}
     if own - names:
-        raise SystemError_(f'--own-process: no node {sorted(own - names)} in {plan.system} '
+        raise BringupError(f'--own-process: no node {sorted(own - names)} in {plan.system} '
                            f'(nodes: {", ".join(sorted(names))})')
     rest = [s for s in plan.processes if s.kind != 'hil' or s.name not in own]
     container = process_commands(dataclasses.replace(plan, processes=tuple(rest)), overrides, False)
@@ -208,14 +209,14 @@ def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter, exits
         mode = client.mode
         # any mode past IDLE in the history: a client that matched late gets the latched modes in
         # one burst and may see only the final IDLE in this loop (the run then never ended)
-        if any(m != 'IDLE' for _, m in client.modes):
+        if any(m != HilMode.IDLE for _, m in client.modes):
             started = True
-        meter.observe(started and mode not in ('IDLE', 'FAULT'), _progress(client, frame_period))
-        if mode == 'FAULT':
+        meter.observe(started and mode not in (HilMode.IDLE, HilMode.FAULT), _progress(client, frame_period))
+        if mode == HilMode.FAULT:
             meter.stop()
             print(f'hil run: FAULT: {_fault_reason(client)}', file=sys.stderr)
             return 'fault', ''
-        if started and mode == 'IDLE':
+        if started and mode == HilMode.IDLE:
             meter.stop()
             return 'done', ''
         now = time.monotonic()

@@ -1,5 +1,5 @@
 """`hil run`: a node process that ends before the run does is a fault, never an 'error' run
-(issue 17, "Death and stalls are faults"; docs/supervisor.md "Death and stalls").
+(docs/supervisor.md "Death and stalls": death and stalls are faults).
 
 The launcher is the one that knows at once when a process ended: it tells the supervisor on
 ``/hil/process_exit`` (one status per node the process hosted), and the supervisor makes the

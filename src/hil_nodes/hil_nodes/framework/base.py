@@ -18,36 +18,54 @@ What every node gets from ``HilLifecycleNode``:
   sent on a wall timer *and* on the node clock, so the supervisor can tell a dead node both
   when simulated time runs faster than real time and when it stands still;
 * cycle health: ``self.cycle_monitor(name, period)`` (in ``configure_node``) gives a
-  ``hil_core.supervision.timing.CycleHealth`` to wrap each cycle of the hot path (``t0 = mon.begin(stamp)``
-  ... ``mon.end(t0)``, ``mon.skipped()``), ``self.count_published(topic)`` counts outputs; the
-  figures go out as one ``<node>: cycle`` status every ``status_period`` (hil_nodes.framework.cycle_status);
+  ``CycleMonitor`` (hil_nodes.framework.cycle_status) that measures each cycle of the hot path
+  (``with mon(stamp_ns): ...``; ``mon.skipped(n)`` for dropped ones), ``self.count_published(topic)``
+  counts outputs; the figures go out as one ``<node>: cycle`` status every ``status_period``;
+* problems on a per-message path reported through one throttle: ``self.report_problem(kind,
+  level, message, ...)`` publishes the status (and logs) at most once per interval for ``kind``
+  (hil_nodes.framework.throttle; the caller counts every occurrence);
 * parameter types checked in every source (hil_nodes.framework.param_sources): a wrong type in any
   params file refuses configure with one line, an unknown parameter name is a warning;
 * hooks ``configure_node``, ``activate_node``, ``deactivate_node``, ``cleanup_node``,
   ``error_node``, ``process_exit`` that subclasses override instead of the raw callbacks.
+
+Teardown, one way in every node: what ``configure_node`` creates ``cleanup_node`` releases, what
+``activate_node`` creates ``deactivate_node`` releases, each through ``self.release(...)``
+(publishers, subscriptions, timers, services and helpers with a ``destroy()`` alike; None is
+skipped). ``on_shutdown`` runs ``deactivate_node`` and ``cleanup_node`` as needed. ``error_node``
+leaves the hardware safe: a node whose deactivation stops motion (the drives, the time base, the
+controllers) runs its ``deactivate_node``; a node that holds a thread or a file closes it and
+releases what configure created (``on_error`` leads to the unconfigured state without a cleanup).
+A node that runs a thread of its own also stops it in ``destroy_node``, since a node can be
+destroyed without a shutdown transition (tests, containers).
 """
 from __future__ import annotations
 
 import gc
-import math
 import sys
 import time
 from types import SimpleNamespace
 from typing import Any, Sequence
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterUninitializedException
-from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.lifecycle import LifecycleNode, LifecyclePublisher, LifecycleState, TransitionCallbackReturn
 from rclpy.parameter import Parameter
+from rclpy.publisher import Publisher
+from rclpy.service import Service
+from rclpy.subscription import Subscription
+from rclpy.timer import Timer
 from std_msgs.msg import Header
 
 from hil_core.supervision.status_names import CYCLE_TASK, NO_HARDWARE, status_name
-from hil_core.supervision.timing import CycleHealth
 from hil_nodes import qos, topics
+from hil_nodes.framework import throttle
+from hil_nodes.framework.cycle_status import CycleMonitor, CycleReport
+from hil_nodes.msgs.convert import status_array
 from hil_nodes.runtime import kernel_loads
-from hil_nodes.framework.cycle_status import CycleReport
+from hil_nodes.runtime.intra_process import IntraPublisher, IntraSubscription
 from hil_nodes.runtime.intra_process_node import IntraProcessNode
 from hil_nodes.framework.param_sources import check_sources, unknown_parameters
 from hil_nodes.framework.param_table import _PARAM_TYPES, REQUIRED, Param, ParameterError  # noqa: F401 (nodes import them from here)
@@ -71,8 +89,8 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
               'running in a lockstep simulation: reliable streams, outputs gated per frame'),
         Param('heartbeat_period', float, 0.1, 'period of the liveness heartbeat (s, wall and node clock)',
               range=(0.01, 5.0)),
-        # one name for one meaning in every node (issue 16 item 7): how often the node's periodic
-        # statuses go out; a node with a summary status of its own publishes it at this period too
+        # one name for one meaning in every node: how often the node's periodic statuses go
+        # out; a node with a summary status of its own publishes it at this period too
         Param('status_period', float, 0.5, 'wall s between periodic statuses on /diagnostics (the '
               '"<node>: cycle" health status and the node\'s own summary, if it has one)',
               range=(0.01, 60.0)),
@@ -86,8 +104,26 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
     )
     # parameters the base applies itself (never passed to a subclass's apply_parameters)
     _BASE_DYNAMIC = frozenset({'inject_cycle_delay'})
+    # the node's default name (a node is started under another with node_name= or __node:=)
+    NODE_NAME = ''
 
-    def __init__(self, node_name: str, **kwargs):
+    def __init_subclass__(cls, *, name: str | None = None, task: str | None = None,
+                          params: Sequence[Param] | None = None, **kwargs):
+        """A node declares what it is in its class statement, in one place:
+        ``class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=PARAMS)``
+        (its default name, the task of its own statuses, its Param table)."""
+        super().__init_subclass__(**kwargs)
+        if name is not None:
+            cls.NODE_NAME = name
+        if task is not None:
+            cls.STATUS_TASK = task
+        if params is not None:
+            cls.PARAMS = params
+
+    def __init__(self, node_name: str | None = None, **kwargs):
+        node_name = node_name or self.NODE_NAME
+        if not node_name:
+            raise TypeError(f'{type(self).__name__} has no default name: pass node_name')
         super().__init__(node_name, **kwargs)
         self._param_table = {p.name: p for p in (*self.COMMON_PARAMS, *self.PARAMS)}
         # wrong-typed values are found (and wrong overrides taken out) before declaring:
@@ -277,13 +313,13 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
         """Last chance to flush files when the process ends (ROS may be shut down already)."""
 
     # --- cycle health ---------------------------------------------------------------------------
-    def cycle_monitor(self, name: str, period: float, deadline: float | None = None) -> CycleHealth:
+    def cycle_monitor(self, name: str, period: float, deadline: float | None = None) -> CycleMonitor:
         """A cycle-health accumulator for one periodic cycle of this node (call in
         ``configure_node``; ``period`` in s). The first one is the node's main cycle."""
         p = self.p
-        monitor = CycleHealth(period, budget_fraction=p.cycle_budget, lockstep=p.lockstep,
-                              wall_stamps=not self.get_parameter('use_sim_time').value, deadline=deadline,
-                              inject_delay=p.inject_cycle_delay)
+        monitor = CycleMonitor(period, budget_fraction=p.cycle_budget, lockstep=p.lockstep,
+                               wall_stamps=not self.get_parameter('use_sim_time').value, deadline=deadline,
+                               inject_delay=p.inject_cycle_delay)
         return self._cycles.add(name, monitor)
 
     def count_published(self, topic: str, n: int = 1) -> None:
@@ -305,9 +341,39 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
         clock = self.get_clock()
         return clock.now().nanoseconds if clock.ros_time_is_active else time.time_ns()
 
-    def due(self, kind: str, period: float) -> bool:
-        """True at most once per ``period`` wall seconds for ``kind`` (see :func:`due`)."""
-        return due(self._due_last, kind, period)
+    def report_problem(self, kind: str, level: int, message: str, *, interval: float = throttle.INTERVAL,
+                       log: bool = False, figures=None, **values: Any) -> bool:
+        """The status ``message`` with ``values`` (then ``figures()``, when given: built only when
+        it goes out), and a warning in the log with ``log``, at most once per ``interval`` wall s
+        for ``kind`` (hil_nodes.framework.throttle). True when it went out."""
+        if not throttle.due(self._due_last, kind, interval):
+            return False
+        if log:
+            self.get_logger().warning(message)
+        if figures is not None:
+            values.update(figures())
+        self.status(level, message, **values)
+        return True
+
+    def release(self, *entities) -> None:
+        """Destroy what a hook created (the module docstring's teardown): publishers (lifecycle
+        ones included), subscriptions, timers, services, and helpers that own entities of their
+        own (``destroy()``); None is skipped."""
+        for entity in entities:
+            if entity is None:
+                continue
+            if isinstance(entity, (IntraPublisher, Publisher)):
+                lifecycle = entity.lifecycle if isinstance(entity, IntraPublisher) else (
+                    isinstance(entity, LifecyclePublisher))
+                (self.destroy_lifecycle_publisher if lifecycle else self.destroy_publisher)(entity)
+            elif isinstance(entity, (IntraSubscription, Subscription)):
+                self.destroy_subscription(entity)
+            elif isinstance(entity, Timer) or hasattr(entity, 'leave_grid'):    # (a grid_timer entry)
+                self.destroy_timer(entity)
+            elif isinstance(entity, Service):
+                self.destroy_service(entity)
+            else:
+                entity.destroy()
 
     def stream_qos(self):
         """QoS of high-rate streams: reliable in lockstep, sensor-data otherwise."""
@@ -325,33 +391,10 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
         return NO_HARDWARE
 
     def _send_status(self, name: str, level: int, message: str, values: dict) -> None:
-        msg = DiagnosticArray()
-        msg.header.stamp = self.get_clock().now().to_msg()
-        st = DiagnosticStatus(level=bytes([level]) if isinstance(level, int) else level,
-                              name=name, message=message, hardware_id=self.hardware_id())
-        st.values = [KeyValue(key=str(k), value=_fmt(v)) for k, v in values.items()]
-        msg.status = [st]
-        self._diag_pub.publish(msg)
+        self._diag_pub.publish(status_array(self.get_clock().now().to_msg(), level, name, message,
+                                            self.hardware_id(), values))
 
     def _heartbeat(self) -> None:
         msg = Header(frame_id=self.get_fully_qualified_name())
         msg.stamp = self.get_clock().now().to_msg()
         self._heartbeat_pub.publish(msg)
-
-
-def due(last: dict[str, float], kind: str, period: float) -> bool:
-    """True at most once per ``period`` wall seconds for ``kind`` (``last`` keeps the times): the
-    throttle to put before a log line or status on a per-message path. rclpy's logger inspects
-    the caller's source file on every call, throttled or not (~0.8 ms here): a refusal logged per
-    command made a late real-time graph later still."""
-    now = time.monotonic()
-    if now - last.get(kind, -math.inf) < period:
-        return False
-    last[kind] = now
-    return True
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f'{v:.9g}'
-    return str(v)

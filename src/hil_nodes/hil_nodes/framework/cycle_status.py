@@ -7,6 +7,14 @@ over the node's monitors; ``exec_p50_us``, ``exec_p99_us``, ``exec_max_us``, ``c
 ``period_mean_us``, ``period_std_us``, ``period_max_us``, ``latency_p50_ms``,
 ``latency_p99_ms``, ``budget_us`` describe the node's first (main) monitor, and the same with a
 ``<monitor>.`` prefix describe any further one; ``published.<topic>`` counts messages.
+
+A monitor is a ``CycleMonitor``: ``hil_core.supervision.timing.CycleHealth`` that is also the one
+way a node measures a cycle, ``with self._cycle(stamp_ns): ...`` (begin on entry, end on exit,
+an exception included). One object per monitor, reused every cycle: measured with ``timeit``
+here, the ``with`` adds ~0.4 us per cycle to the explicit ``begin``/``try``/``finally``/``end``
+(1.4 us), a generator-based ``contextlib.contextmanager`` ~1.2 us and a generator per cycle.
+Not re-entrant (one cycle of a monitor at a time): no callback re-enters its node
+(hil_nodes.runtime.intra_process delivers after the publishing callback has returned).
 """
 from __future__ import annotations
 
@@ -14,6 +22,24 @@ from hil_core.supervision.timing import CycleHealth
 
 TOTALS = ('cycles', 'skipped', 'late', 'overruns', 'deadline_misses', 'cpu_s')
 OK_LEVEL, WARN_LEVEL = 0, 1
+
+
+class CycleMonitor(CycleHealth):
+    """A cycle-health accumulator that measures the cycle of a ``with`` block (module docstring)."""
+
+    _entry_stamp: int | None = None
+    _t0 = 0.0
+
+    def __call__(self, stamp_ns: int | None = None) -> 'CycleMonitor':
+        """The monitor for one cycle whose input is stamped ``stamp_ns`` (see ``begin``)."""
+        self._entry_stamp = stamp_ns
+        return self
+
+    def __enter__(self) -> None:
+        self._t0 = self.begin(self._entry_stamp)
+
+    def __exit__(self, *exc) -> None:
+        self.end(self._t0)
 
 
 class CycleReport:

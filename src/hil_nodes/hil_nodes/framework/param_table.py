@@ -1,10 +1,18 @@
 """A node's declared parameters: ``Param`` (type, default, range, choices, length, check) and
-its validation, ``ParameterError`` (its message names the parameter), ``REQUIRED`` (no default)."""
+its validation, ``ParameterError`` (its message names the parameter), ``REQUIRED`` (no default);
+``ConfigFields``, how a node builds a hil_core configuration from its validated values, and
+``values_with_defaults``, the values a node ran with from those a run recorded.
+
+Each node's table lives in ``<node>/params.py``, the only place its parameters are declared;
+config files, docs pages and the report are checked against it or generated from it
+(``hil_nodes.framework.param_docs``, the repository test test_param_home.py)."""
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
-from typing import Any, Callable
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any, Callable, Iterable, Mapping
 
 from rclpy.parameter import Parameter
 
@@ -73,3 +81,59 @@ class Param:
             if problem:
                 raise ParameterError(f"parameter '{name}': {problem}")
         return [*values] if is_array else value
+
+
+@dataclass(frozen=True)
+class ConfigFields:
+    """How a node builds one hil_core configuration dataclass from its validated parameter values,
+    declared once next to its Param table. Every init field of ``config`` takes the parameter of
+    the same name, unless ``renamed`` names the parameter it takes (config field -> parameter),
+    ``derived`` computes it from all the values (config field -> function of the values), or
+    ``fixed`` leaves it at the dataclass default (not a parameter of the node). Array parameters
+    arrive as tuples: a configuration holds values, not lists a caller could change.
+    test_param_home checks that every field is covered by a parameter of the node's table."""
+    config: type
+    renamed: Mapping[str, str] = field(default_factory=dict)
+    derived: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    fixed: frozenset[str] = frozenset()
+
+    def fields(self) -> list[str]:
+        return [f.name for f in dataclasses.fields(self.config) if f.init]
+
+    def parameter(self, field_name: str) -> str | None:
+        """The parameter a field takes (None for a derived or fixed field)."""
+        if field_name in self.derived or field_name in self.fixed:
+            return None
+        return self.renamed.get(field_name, field_name)
+
+    def build(self, values: Any) -> Any:
+        """The configuration for ``values`` (a namespace of parameter values, as ``node.p``);
+        the dataclass's own checks raise ValueError."""
+        kwargs = {}
+        for name in self.fields():
+            if name in self.fixed:
+                continue
+            if name in self.derived:
+                kwargs[name] = self.derived[name](values)
+                continue
+            value = getattr(values, self.parameter(name))
+            kwargs[name] = tuple(value) if isinstance(value, list) else value
+        return self.config(**kwargs)
+
+
+def values_with_defaults(params: Iterable[Param], given: Mapping[str, Any] | None) -> SimpleNamespace:
+    """The values a node ran with: ``given`` (a run's recorded parameters) over the table's
+    defaults (None where a parameter is required), numbers typed as declared (a 1600 recorded
+    for a double is 1600.0). Nothing is range-checked: a report reads what a run used."""
+    given = given or {}
+    values = {}
+    for p in params:
+        value = given.get(p.name)
+        if value is None:
+            value = None if p.default is REQUIRED else p.default
+        elif p.type is float:
+            value = float(value)
+        elif p.type == 'float[]':
+            value = [float(v) for v in value]
+        values[p.name] = value
+    return SimpleNamespace(**values)

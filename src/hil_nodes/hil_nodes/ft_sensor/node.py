@@ -27,69 +27,26 @@ from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rclpy.clock import Clock, ClockType
 from std_srvs.srv import Trigger
 
-from hil_core.ft.signal_chain import MINI45_RANGE, REASONS, VALID, ChainConfig, SignalChain, rotate_wrench
+from hil_core.ft.signal_chain import REASONS, VALID, SignalChain, rotate_wrench
 from hil_core.maths.rotations import quat_to_matrix
 from hil_nodes import topics
-from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, Param
-from hil_nodes.msgs.convert import pose_to_array
+from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
+from hil_nodes.msgs.convert import fill_wrench_stamped, pose_to_array
+from hil_nodes.ft_sensor import params
 from hil_nodes.ft_sensor.sources import SOURCES
-from hil_nodes.msgs.message_ring import MessageRing, fill_wrench_stamped
+from hil_nodes.msgs.message_ring import MessageRing
 from hil_nodes.runtime.runner import main_for
 
+# input errors, every kind under one throttle, are told at most once per this many wall s: the
+# contract of docs/ft_sensor.md (a 7 kHz stream of NaN is one ERROR per 0.2 s), tighter than the
+# common default because a sensor fault is what the operator must see first
+INPUT_ERROR_INTERVAL = 0.2
 
-class FtSensorNode(HilLifecycleNode):
-    # statuses "ft_sensor: signal chain", hardware_id the sensor read (hardware_id())
-    STATUS_TASK = 'signal chain'
-    PARAMS = (
-        Param('source', str, 'mock', 'input: netft (ATI Net F/T UDP), sim (simulated sensor in-process), '
-              'mock (hil_sim.mock_ft.node topic, 1.6 kHz over DDS), replay (bag/CSV)', choices=tuple(SOURCES)),
-        Param('sim_load_file', str, '', 'sim: load scenario YAML (seed, components, sensor_dropout)'),
-        Param('seed', int, 0, 'sim: seed of noise and random pushes when the load file gives none'),
-        Param('sensor_ip', str, '192.168.1.1', 'Net F/T address', check=lambda v: None if v else 'must not be empty'),
-        Param('sensor_port', int, 49152, 'Net F/T RDT UDP port', range=(1, 65535)),
-        Param('counts_per_force', float, 1e6, 'RDT counts per N (sensor calibration)', range=(1e-6, 1e12)),
-        Param('counts_per_torque', float, 1e6, 'RDT counts per N m (sensor calibration)', range=(1e-6, 1e12)),
-        Param('frame_id', str, 'ft_sensor', 'frame_id of the published wrenches (output_frame sensor)'),
-        Param('output_frame', str, 'sensor', 'sensor: sensor axes; base: rotated into base axes by the TCP '
-              'orientation (what the admittance node takes, wrench_frame control)', choices=('sensor', 'base')),
-        Param('base_frame_id', str, 'hexapod_base', 'frame_id of the published wrenches (output_frame base)'),
-        Param('sample_rate', float, 1600.0, 'input sample rate (Hz): filter design, replay grid, Net F/T rate',
-              range=(10.0, 7000.0)),
-        Param('publish_rate', float, 400.0, 'output rate (Hz); in lockstep stamps that are multiples of '
-              '1/publish_rate are published', range=(1.0, 7000.0)),
-        Param('filter_cutoff_hz', float, 40.0, 'Butterworth cut-off (Hz), seed 000: 40 Hz ~ 6 ms delay',
-              range=(0.1, 3500.0)),
-        Param('filter_order', int, 2, 'Butterworth order', range=(1, 8)),
-        Param('notch_hz', float, 0.0, 'mains notch frequency (Hz), 0 = off (50 Hz drives noise)', range=(0.0, 3500.0)),
-        Param('notch_q', float, 30.0, 'notch quality factor', range=(0.5, 1000.0)),
-        Param('bias_samples', int, 200, 'samples averaged by the software bias (tare)', range=(1, 100000)),
-        Param('hardware_bias', bool, False, 'netft: the bias service sends 0x0042 to the box instead of a software tare'),
-        Param('payload_mass', float, 0.0, 'payload mass for gravity compensation (kg)', range=(0.0, 1e4)),
-        Param('payload_cog', 'float[]', [0.0, 0.0, 0.0], 'payload centre of gravity in the sensor frame (m)', length=3,
-              range=(-10.0, 10.0)),
-        Param('gravity', 'float[]', [0.0, 0.0, -9.81], 'gravity in the base frame (m/s^2)', length=3, range=(-20.0, 20.0)),
-        Param('use_tcp_pose', bool, False, 'orientation for gravity compensation from the TCP pose topic '
-              '(identity = home orientation until the first pose)'),
-        Param('sensing_range', 'float[]', list(MINI45_RANGE), 'saturation limits |Fx..Tz| (N, N m), ATI mini45',
-              length=6, range=(1e-6, 1e9)),
-        Param('spike_factor', float, 10.0, 'reject jumps > factor x running jump scale (0 = off)', range=(0.0, 1e6)),
-        Param('spike_floor', 'float[]', [5.0, 0.5], 'smallest jump scale (N, N m)', length=2, range=(1e-9, 1e6)),
-        Param('spike_max_run', int, 16, 'a jump lasting this many samples is a real step', range=(1, 100000)),
-        Param('stale_timeout', float, 0.05, 'stop publishing after this long without a valid sample (s)',
-              range=(1e-4, 60.0)),
-        Param('receive_timeout', float, 0.1, 'netft: silence before "sensor silent" (s)', range=(0.001, 60.0)),
-        Param('reconnect_backoff_max', float, 2.0, 'netft: longest wait between stream re-requests (s)',
-              range=(0.01, 600.0)),
-        Param('replay_file', str, '', 'replay: rosbag2 directory or .csv (t, Fx, Fy, Fz, Tx, Ty, Tz)'),
-        Param('replay_topic', str, topics.FT_WRENCH_RAW, 'replay: WrenchStamped topic in the bag'),
-        Param('replay_loop', bool, False, 'replay: start over at the end instead of going stale'),
-        Param('publish_raw_all', bool, False, 'publish every valid raw sample, not only those on the publish grid'),
-        # the common status_period with this node's default: its figures (rate_hz, silence) cover one period
-        Param('status_period', float, 1.0, 'wall s between summary statuses (rate_hz and "no input" cover one '
-              'period) and "ft_sensor: cycle" statuses', range=(0.01, 60.0)),
-    )
 
-    def __init__(self, node_name: str = 'ft_sensor', **kwargs):
+class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', params=params.PARAMS):
+    """Statuses "ft_sensor: signal chain", hardware_id the sensor read (hardware_id())."""
+
+    def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self.lock = threading.RLock()
         self.chain: SignalChain | None = None
@@ -101,7 +58,6 @@ class FtSensorNode(HilLifecycleNode):
         self.bad_packets = 0
         self._rate_count = 0
         self._rate_t = time.monotonic()
-        self._last_error = 0.0
         self._was_stale = True
 
     def check_parameters(self, p) -> str | None:
@@ -129,13 +85,7 @@ class FtSensorNode(HilLifecycleNode):
 
     def configure_node(self) -> None:
         p = self.p
-        cfg = ChainConfig(sample_rate=p.sample_rate, publish_rate=p.publish_rate, cutoff_hz=p.filter_cutoff_hz,
-                          order=p.filter_order, notch_hz=p.notch_hz, notch_q=p.notch_q, bias_samples=p.bias_samples,
-                          payload_mass=p.payload_mass, payload_cog=tuple(p.payload_cog), gravity=tuple(p.gravity),
-                          sensing_range=tuple(p.sensing_range), spike_factor=p.spike_factor,
-                          spike_floor=tuple(p.spike_floor), spike_max_run=p.spike_max_run,
-                          stale_timeout=p.stale_timeout, decimation='count' if p.source == 'netft' else 'grid')
-        self.chain = SignalChain(cfg)
+        self.chain = SignalChain(params.chain_config(p))
         self._cycle = self.cycle_monitor('samples', 1.0 / p.publish_rate)
         self.pub = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH, self.stream_qos())
         self.pub_raw = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH_RAW, self.stream_qos())
@@ -148,7 +98,7 @@ class FtSensorNode(HilLifecycleNode):
         try:
             self.source = SOURCES[p.source](self)
         except (ValueError, OSError) as exc:
-            self._destroy_outputs()
+            self._release_configured()
             raise ValueError(f'source {p.source!r}: {exc}') from exc
 
     def activate_node(self) -> None:
@@ -160,36 +110,30 @@ class FtSensorNode(HilLifecycleNode):
         self.source.deactivate()
 
     def cleanup_node(self) -> None:
-        self._destroy_outputs()
+        self._release_configured()
 
     def error_node(self) -> None:
-        self._destroy_outputs()
+        # the source is the hardware side: closed (a Net F/T stops streaming), and with it what
+        # configure created, as on_error leads to the unconfigured state without a cleanup
+        self._release_configured()
 
     def process_exit(self) -> None:
         if self.source is not None and hasattr(self.source, 'client'):
             self.source.close()   # tell a real box to stop streaming
 
     def destroy_node(self):
-        if self.source is not None:   # stop the receive thread before the handles go away
-            self.source.close()
-            self.source = None
+        self._close_source()      # stop the receive thread before the handles go away
         return super().destroy_node()
 
-    def _destroy_outputs(self) -> None:
+    def _close_source(self) -> None:
         if self.source is not None:
             self.source.close()
             self.source = None
-        if self._srv is not None:
-            self.destroy_service(self._srv)
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-        if self._pose_sub is not None:
-            self.destroy_subscription(self._pose_sub)
-        self._srv = self._timer = self._pose_sub = None
-        for pub in (self.pub, self.pub_raw):
-            if pub is not None:
-                self.destroy_lifecycle_publisher(pub)
-        self.pub = self.pub_raw = None
+
+    def _release_configured(self) -> None:
+        self._close_source()
+        self.release(self._srv, self._timer, self._pose_sub, self.pub, self.pub_raw)
+        self._srv = self._timer = self._pose_sub = self.pub = self.pub_raw = None
 
     # --- data path ----------------------------------------------------------------------------------
     def _on_pose(self, msg: PoseStamped) -> None:
@@ -202,11 +146,8 @@ class FtSensorNode(HilLifecycleNode):
         with self.lock:
             if self.chain is None or not self.active:
                 return
-            t0 = self._cycle.begin(int(stamps_ns[-1]))
-            try:
+            with self._cycle(int(stamps_ns[-1])):
                 self._process(stamps_ns, wrench_si, flagged)
-            finally:
-                self._cycle.end(t0)
 
     def _process(self, stamps_ns, wrench_si, flagged) -> None:
         """One batch of samples through the chain; publish what falls on the publish grid."""
@@ -225,8 +166,8 @@ class FtSensorNode(HilLifecycleNode):
             self.count_published(topics.FT_WRENCH)
         bad = out.reason[out.reason != VALID]
         if bad.size:
-            self._report_error(f'rejected F/T sample(s): {", ".join(sorted({REASONS[r] for r in bad}))}; '
-                               'holding the last valid value')
+            self.report_input_error(f'rejected F/T sample(s): {", ".join(sorted({REASONS[r] for r in bad}))}; '
+                                    'holding the last valid value')
         stale = self.chain.is_stale(int(out.stamps[-1]))
         if stale and not self._was_stale and self.chain.last_valid_stamp is not None:
             self.status(ERROR, f'no valid F/T data for more than stale_timeout = {self.p.stale_timeout} s: '
@@ -238,25 +179,20 @@ class FtSensorNode(HilLifecycleNode):
         fill_wrench_stamped(msg, stamp_ns, self.p.frame_id if self.p.output_frame == 'sensor' else self.p.base_frame_id, w)
         return msg
 
-    def _report_error(self, message: str) -> None:
-        now = time.monotonic()
-        if now - self._last_error > 0.2:      # rate-limited: a 7 kHz stream of NaN is one message per 0.2 s
-            self._last_error = now
-            self.status(ERROR, message, **self._figures())
-
     def report_input_error(self, message: str) -> None:
-        """An input fault found by the source (rate-limited ERROR with the figures)."""
-        self._report_error(message)
+        """An input fault (found here or by the source): a throttled ERROR with the figures."""
+        self.report_problem('input error', ERROR, message, interval=INPUT_ERROR_INTERVAL, figures=self._figures)
 
     def report_bad_packets(self, n: int) -> None:
         self.bad_packets += n
-        self._report_error(f'{n} RDT packet(s) of the wrong length (not 36 bytes) dropped')
+        self.report_input_error(f'{n} RDT packet(s) of the wrong length (not 36 bytes) dropped')
 
     def report_silent(self, silent_for: float) -> None:
         p = self.p
-        self._report_error(f'sensor silent: no RDT packet from {p.sensor_ip}:{p.sensor_port} for {silent_for:.2f} s. '
-                           'Only one client can stream from a Net F/T at a time: check that no other program '
-                           '(another driver, the web page, a second node) is streaming from it; re-requesting the stream')
+        self.report_input_error(f'sensor silent: no RDT packet from {p.sensor_ip}:{p.sensor_port} for '
+                                f'{silent_for:.2f} s. Only one client can stream from a Net F/T at a time: check '
+                                'that no other program (another driver, the web page, a second node) is streaming '
+                                'from it; re-requesting the stream')
 
     # --- bias service and diagnostics ---------------------------------------------------------------
     def _on_bias(self, request, response):

@@ -43,7 +43,7 @@ class MockSource:
         pass
 
     def close(self) -> None:
-        self.node.destroy_subscription(self.sub)
+        self.node.release(self.sub)
 
 
 class _GridSource(abc.ABC):
@@ -80,9 +80,8 @@ class _GridSource(abc.ABC):
 
     def deactivate(self) -> None:
         self._prev = None
-        if self.timer is not None:
-            self.node.destroy_timer(self.timer)
-            self.timer = None
+        self.node.release(self.timer)
+        self.timer = None
 
     def _advance(self, now_ns: int) -> None:
         if not self.node.active or (self._prev is not None and now_ns <= self._prev):
@@ -98,10 +97,7 @@ class _GridSource(abc.ABC):
         """(stamps kept, their wrenches) of the grid samples ``stamps`` (profile time ``t_rel``)."""
 
     def close(self) -> None:
-        if self.sub is not None:
-            self.node.destroy_subscription(self.sub)
-        if self.timer is not None:
-            self.node.destroy_timer(self.timer)
+        self.node.release(self.sub, self.timer)
 
 
 class SimSource(_GridSource):

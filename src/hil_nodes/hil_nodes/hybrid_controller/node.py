@@ -24,78 +24,49 @@ not assemble, a non-finite effort, or a tracking error beyond ``max_tracking_err
 from __future__ import annotations
 
 import math
-import pathlib
 import time
 from collections import deque
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.clock import Clock, ClockType
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 
-from hil_core.data_paths import data_root
-from hil_core.hybrid5 import JOINT_NAMES
 from hil_core.hybrid5.gcode import parse_file
 from hil_core.hybrid5.motion import Hybrid5Motion
-from hil_core.hybrid5.params import load_params
 from hil_core.hybrid5.tracking import HybridController
 from hil_core.hybrid5.trajectory import PathTrajectory
-from hil_core.supervision.lockstep import FrameSync
 from hil_core.supervision.modes import HilMode
 from hil_nodes import qos, topics
 from hil_nodes.msgs import convert
 from hil_nodes.runtime import servo_link
-from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
+from hil_nodes.framework.mode_aware import JointFramePairing
+from hil_nodes.hybrid_controller import params
 from hil_nodes.runtime.runner import main_for
 
-JOINTS = list(JOINT_NAMES)
 
+class HybridControllerNode(HilLifecycleNode, name='hybrid_controller', task='control', params=params.PARAMS):
+    """Statuses "hybrid_controller: control": the hybrid5 control law and its tracking errors."""
 
-def _resolve(path: str, default: str) -> pathlib.Path:
-    p = pathlib.Path(path or default)
-    return p if p.is_absolute() or p.exists() else data_root() / p   # relative: in the data tree
-
-
-class HybridControllerNode(HilLifecycleNode):
-    # statuses "hybrid_controller: control": the hybrid5 control law and its tracking errors
-    STATUS_TASK = 'control'
-    PARAMS = (
-        Param('params_file', str, '', "robot + controller parameters ('' = config/hybrid5.yaml)"),
-        Param('gcode_file', str, '', "path program ('' = config/gcode/agh.nc)"),
-        Param('joint_names', 'str[]', JOINTS, 'joints: 3 legs then tilt, rotary', length=5,
-              check=lambda v: None if len(set(v)) == 5 else 'joint names must be unique'),
-        Param('home', 'float[]', [0.0, 0.0, 0.85, 0.0, 0.0], 'home: platform x, y, z (m), tilt, rotary (rad)',
-              length=5, range=(-3.2, 3.2)),
-        Param('homing_feed', float, 2.0, 'feed of homing / return moves (m/min)', range=(1e-3, 60.0)),
-        Param('sync_time', float, 0.02, 'hold at the path start before RUNNING (s)', range=(1e-4, 10.0)),
-        Param('fault_deceleration', 'float[]', [1.0, 1.0, 1.0, 5.0, 5.0],
-              'braking deceleration per joint on FAULT / stop (m/s^2 legs, rad/s^2 table)', length=5,
-              range=(1e-3, 1e4)),
-        Param('force_max', float, 4000.0, 'leg force saturation (N)', range=(1.0, 1e6)),
-        Param('torque_max', float, 400.0, 'table torque saturation (N m)', range=(0.1, 1e5)),
-        Param('max_tracking_error', float, 1e-3, 'leg error (m) or table error (rad) that raises a fault',
-              range=(1e-7, 1.0)),
-        Param('float32', bool, False, 'run the tracking algorithm in float32 (as the seed\'s DSP/FPGA)'),
-        Param('servo_link', bool, True, 'real time: offer the law to mock drives in this process, which then run '
-              'it at every plant step (hil_nodes.runtime.servo_link); false: always the message loop'),
-        # status_period (common, base): the summary status period; bad-input statuses are throttled to it
-    )
-
-    def __init__(self, node_name: str = 'hybrid_controller', **kwargs):
+    def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self._subs = []
         self._timer = None
         self._law = _DriveSideLaw(self)
         self.linked = False
 
+    def apply_parameters(self, changed: set[str]) -> None:
+        self._input.lockstep = self.p.lockstep     # (changes are accepted while inactive only)
+
     # --- lifecycle ---------------------------------------------------------------------------
     def configure_node(self) -> None:
         p = self.p
-        self.prm = load_params(_resolve(p.params_file, 'config/hybrid5.yaml'))
+        self.prm = params.robot_params(p)
         t = self.prm.trajectory
         try:
-            segs = parse_file(_resolve(p.gcode_file, 'config/gcode/agh.nc'), t.rapid_feed)
+            segs = parse_file(params.gcode_path(p), t.rapid_feed)
         except ValueError as exc:
             raise ValueError(f"parameter 'gcode_file': {exc}") from exc
         self.path = PathTrajectory(segs, self.prm.Ts, t.a_max, t.j_max, math.radians(t.angular_feed) / 60,
@@ -103,7 +74,7 @@ class HybridControllerNode(HilLifecycleNode):
         self.motion = Hybrid5Motion(self.prm, self.path, p.home, p.homing_feed, p.fault_deceleration, p.sync_time)
         self.ctl = HybridController(self.prm, self.path, np.float32 if p.float32 else np.float64)
         self.ts_ns = int(round(self.prm.Ts * 1e9))
-        self.sync = FrameSync(('joints', 'frame'))
+        self._input = JointFramePairing(p.lockstep, self._compute)
         self.mode = None
         self.t0_ns = None
         self.last_ns = None
@@ -114,7 +85,6 @@ class HybridControllerNode(HilLifecycleNode):
         self.cost_us = deque(maxlen=20000)
         self._limit_list = [p.force_max] * 3 + [p.torque_max] * 2
         self._limits = np.array(self._limit_list)
-        self._last_warn = -math.inf
         self._eff_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS,
                                                         qos.command(depth=50, lockstep=self.p.lockstep))
         self._ref_pub = self.create_lifecycle_publisher(JointState, topics.HYBRID_REFERENCE, self.stream_qos())
@@ -134,46 +104,26 @@ class HybridControllerNode(HilLifecycleNode):
     def deactivate_node(self) -> None:
         servo_link.withdraw(topics.HYBRID_EFFORT_COMMANDS, self._law)
         self.linked = False
-        if self._timer is not None:
-            self.destroy_timer(self._timer)
-            self._timer = None
+        self.release(self._timer)
+        self._timer = None
         self._publish_status()
 
     def cleanup_node(self) -> None:
-        for sub in self._subs:
-            self.destroy_subscription(sub)
+        self.release(*self._subs, self._eff_pub, self._ref_pub, self._event_pub)
         self._subs = []
-        for pub in (self._eff_pub, self._ref_pub, self._event_pub):
-            self.destroy_lifecycle_publisher(pub)
 
     def error_node(self) -> None:
         self.deactivate_node()
 
     # --- inputs ------------------------------------------------------------------------------
     def _on_joints(self, msg: JointState) -> None:
-        if not self.active or self.linked:      # linked: the drives call the law at every step
-            return
-        key = convert.stamp_to_ns(msg.header.stamp)
-        if self.p.lockstep:
-            for k, parts in self.sync.put('joints', key, msg):
-                self._compute(k, parts['frame'].frame_id, parts['joints'])
-        elif self.mode is not None:
-            self._compute(key, self.mode, msg)
+        if self.active and not self.linked:     # linked: the drives call the law at every step
+            self._input.joints(msg, self.mode)
 
     def _on_frame(self, msg: Header) -> None:
-        if not self.active:
-            return
-        self.mode = msg.frame_id
-        if self.p.lockstep:
-            for k, parts in self.sync.put('frame', convert.stamp_to_ns(msg.stamp), msg):
-                self._compute(k, parts['frame'].frame_id, parts['joints'])
-
-    def _warn(self, kind: str, level: int, message: str) -> None:
-        self.counters[kind] += 1
-        now = time.monotonic()
-        if now - self._last_warn >= self.p.status_period:
-            self._last_warn = now
-            self.status(level, message, **self.counters)
+        if self.active:
+            self.mode = msg.frame_id
+            self._input.frame(msg)
 
     # --- one control cycle ---------------------------------------------------------------------
     def _compute(self, t_ns: int, mode: str, msg: JointState) -> None:
@@ -181,14 +131,19 @@ class HybridControllerNode(HilLifecycleNode):
         try:
             q = convert.joint_positions(msg, self.p.joint_names)
         except ValueError as exc:
-            self._warn('bad_joint_states', WARN, f'unusable /joint_states ({exc}): no command, the drives brake')
+            # bad input is counted, and told with the counters at most once per status_period for
+            # every kind together (as the node's parameters document)
+            self.counters['bad_joint_states'] += 1
+            self.report_problem('bad input', WARN, f'unusable /joint_states ({exc}): no command, the drives brake',
+                                interval=self.p.status_period, figures=self.counters.copy)
             return
-        out = self._cycle(t_ns, mode, q)
+        out = self.control_cycle(t_ns, mode, q)
         if out is not None:
             self._eff_pub.publish(Float64MultiArray(data=out[0].tolist()))
-            self._publish_reference(out[1], msg.header.stamp)
+            self.publish_reference(out[1], msg.header.stamp)
 
-    def _publish_reference(self, ref, stamp) -> None:
+    def publish_reference(self, ref, stamp) -> None:
+        """The desired joints of a cycle on the reference topic, stamped ``stamp`` (a Time)."""
         (l_d, v_d, a_d), (th_d, w_d, e_d), _ = ref
         ref_msg = JointState(name=list(self.p.joint_names), position=[*map(float, l_d), *map(float, th_d)],
                              velocity=[*map(float, v_d), *map(float, w_d)],
@@ -196,20 +151,22 @@ class HybridControllerNode(HilLifecycleNode):
         ref_msg.header.stamp = stamp
         self._ref_pub.publish(ref_msg)
 
-    def _cycle(self, t_ns: int, mode: str, q: np.ndarray):
+    def control_cycle(self, t_ns: int, mode: str, q: np.ndarray):
         """One control cycle at t_ns with measured joints q: (effort, reference), or None (no
         command). Counters, tracking errors, events and faults as the seed's loop."""
         if self.last_ns is not None and t_ns <= self.last_ns:
             if t_ns < self.last_ns or self.t0_ns is None:
-                self._warn('bad_stamps', WARN, f'out-of-order joint state stamp {t_ns} ns ignored')
+                self.counters['bad_stamps'] += 1
+                self.report_problem('bad input', WARN, f'out-of-order joint state stamp {t_ns} ns ignored',
+                                    interval=self.p.status_period, figures=self.counters.copy)
             return None
         if self.t0_ns is None:
             self.t0_ns = t_ns
         self.last_ns = t_ns
         k = int(round((t_ns - self.t0_ns) / self.ts_ns))
         start = time.perf_counter()
-        if self.faulted and mode != HilMode.FAULT.value:
-            self.faulted = mode != HilMode.IDLE.value      # a reset (IDLE) re-arms the fault check
+        if self.faulted and mode != HilMode.FAULT:
+            self.faulted = mode != HilMode.IDLE      # a reset (IDLE) re-arms the fault check
         try:
             ref, events = self.motion.cycle(k, mode, q[:3], q[3:])
             out = self.ctl.cycle(k, q[:3], q[3:], ref)
@@ -231,7 +188,7 @@ class HybridControllerNode(HilLifecycleNode):
         self.counters['cycles'] += 1
         e_leg = max(map(abs, np.asarray(out.e_leg, dtype=float).tolist()))
         e_tab = max(map(abs, np.asarray(out.e_table, dtype=float).tolist()))
-        if mode == HilMode.RUNNING.value:
+        if mode == HilMode.RUNNING:
             self.max_err['legs_m'] = max(self.max_err['legs_m'], e_leg)
             self.max_err['table_rad'] = max(self.max_err['table_rad'], e_tab)
         for name, why in events:
@@ -248,12 +205,8 @@ class HybridControllerNode(HilLifecycleNode):
             self.status(ERROR, why, **self.counters)
 
     def _event(self, t_ns: int, name: str, why: str) -> None:
-        arr = DiagnosticArray()
-        arr.header.stamp = convert.ns_to_stamp(t_ns)
-        arr.status = [DiagnosticStatus(level=ERROR if name == 'fault' else OK, name=name, message=why,
-                                       hardware_id=self.get_name(),
-                                       values=[KeyValue(key='phase', value=self.motion.phase.value)])]
-        self._event_pub.publish(arr)
+        self._event_pub.publish(convert.status_array(convert.ns_to_stamp(t_ns), ERROR if name == 'fault' else OK,
+                                                     name, why, self.get_name(), {'phase': self.motion.phase.value}))
         self.get_logger().info(f'event {name} at {t_ns * 1e-9:.4f} s: {why}')
 
     def _publish_status(self) -> None:
@@ -267,34 +220,47 @@ class HybridControllerNode(HilLifecycleNode):
                     cycle_cost_p99_us=float(np.percentile(cost, 99)))
 
 
+    # --- the law in the drives' loop (servo_link) -----------------------------------------------
+    def set_linked(self, linked: bool) -> None:
+        """The drives took the law (True) or let it go: while linked, joint-state messages
+        compute nothing (the drives call ``drive_cycle`` at every plant step)."""
+        self.linked = linked
+        if linked:
+            self.get_logger().info('the drives run the control law in their loop (servo_link)')
+
+    def drive_cycle(self, t_ns: int, position: np.ndarray):
+        """A cycle as the drives call it: ``control_cycle`` with the latest mode (None before
+        the first /hil/frame: no command)."""
+        if not self.active or self.mode is None:
+            return None
+        last = self.last_ns
+        if last is not None and self.t0_ns is not None and t_ns - last > self.ts_ns:
+            # the drives skipped frames (a stall of the process): their world stood still, so the
+            # law's time stands still too and the reference goes on from where it was. Counted on
+            # wall time, the reference jumped ahead by the stall: after 1.5 s, 0.9 rad on the
+            # table, saturated torque and 325 rad/s^2 where the brake allows 5.
+            skipped = (t_ns - last) // self.ts_ns - 1
+            self.t0_ns += skipped * self.ts_ns
+            self.counters['skipped_cycles'] += skipped
+        return self.control_cycle(t_ns, self.mode, position)
+
+
 class _DriveSideLaw:
-    """The node's law as the drives call it (hil_nodes.runtime.servo_link.ServoLaw)."""
+    """The node's law as the drives call it (hil_nodes.runtime.servo_link.ServoLaw), through the
+    node's drive-side methods (``set_linked``, ``drive_cycle``, ``publish_reference``)."""
 
     def __init__(self, node: HybridControllerNode):
         self.node = node
         self._last = None                    # (t_ns, reference) of the frame's last cycle
 
     def attach(self) -> None:
-        self.node.linked = True
-        self.node.get_logger().info('the drives run the control law in their loop (servo_link)')
+        self.node.set_linked(True)
 
     def detach(self) -> None:
-        self.node.linked = False
+        self.node.set_linked(False)
 
     def cycle(self, t_ns: int, position: np.ndarray) -> np.ndarray | None:
-        node = self.node
-        if not node.active or node.mode is None:    # before the first /hil/frame: no command
-            return None
-        last = node.last_ns
-        if last is not None and node.t0_ns is not None and t_ns - last > node.ts_ns:
-            # the drives skipped frames (a stall of the process): their world stood still, so the
-            # law's time stands still too and the reference goes on from where it was. Counted on
-            # wall time, the reference jumped ahead by the stall: after 1.5 s, 0.9 rad on the
-            # table, saturated torque and 325 rad/s^2 where the brake allows 5.
-            skipped = (t_ns - last) // node.ts_ns - 1
-            node.t0_ns += skipped * node.ts_ns
-            node.counters['skipped_cycles'] += skipped
-        out = node._cycle(t_ns, node.mode, position)
+        out = self.node.drive_cycle(t_ns, position)
         if out is None:
             return None
         self._last = (t_ns, out[1])
@@ -307,7 +273,7 @@ class _DriveSideLaw:
         self._last = None
         # the efforts never cross a topic here (the drives publish the applied ones in
         # /joint_states); the desired joints of the frame's last cycle do, for the bag and rviz
-        self.node._publish_reference(ref, convert.ns_to_stamp(t_cycle))
+        self.node.publish_reference(ref, convert.ns_to_stamp(t_cycle))
 
 
 main = main_for(HybridControllerNode)

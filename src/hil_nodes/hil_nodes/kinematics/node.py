@@ -38,49 +38,20 @@ from visualization_msgs.msg import Marker, MarkerArray
 from hil_core import hexaslide as hx
 from hil_nodes import qos, topics
 from hil_nodes.msgs import convert
-from hil_nodes.framework.base import ERROR, OK, STALE, WARN, HilLifecycleNode, Param
+from hil_nodes.framework.base import ERROR, OK, STALE, WARN, HilLifecycleNode
 from hil_nodes.runtime.intra_process import reader_count
+from hil_nodes.kinematics import params
 from hil_nodes.kinematics.robots import DEFAULT_URDF, resolve, robot_adapter
-from hil_nodes.msgs.message_ring import MessageRing, fill_pose_stamped
+from hil_nodes.msgs.message_ring import MessageRing
 from hil_nodes.runtime.runner import main_for
 from hil_nodes.msgs.tf_publisher import RobotTf
 
-ROBOTS = ('hexaslide_scaled', 'hexaslide_full', 'iiwa14', 'hybrid5')
-DEFAULT_FRAME = {'hexaslide_scaled': 'hexapod_base', 'hexaslide_full': 'hexapod_base', 'iiwa14': 'iiwa_link_0',
-                 'hybrid5': 'hybrid5_base'}
 
+class KinematicsNode(HilLifecycleNode, name='kinematics', task='pose estimate', params=params.PARAMS):
+    """Kinematics node (see module docstring). Statuses "kinematics: pose estimate": the TCP
+    pose from forward kinematics, bad joint states."""
 
-class KinematicsNode(HilLifecycleNode):
-    """Kinematics node (see module docstring)."""
-
-    # statuses "kinematics: pose estimate": the TCP pose from forward kinematics, bad joint states
-    STATUS_TASK = 'pose estimate'
-    PARAMS = (
-        Param('robot', str, 'hexaslide_scaled', 'which robot', choices=ROBOTS),
-        Param('geometry_file', str, '', 'hexaslide geometry yaml overriding config/hexafloat_<scale>.yaml'),
-        Param('urdf_file', str, '', 'URDF published on /robot_description (default urdf/<robot>.urdf)'),
-        Param('frame_id', str, '', 'frame of poses (default hexapod_base, iiwa_link_0 for iiwa14)'),
-        Param('fk_method', str, 'newton', "hexaslide FK: 'newton' (analytic Jacobian) or 'jfmd' (seed 000)",
-              choices=('newton', 'jfmd')),
-        Param('fk_tolerance', float, 1e-9, 'FK convergence tolerance (m, rad)', range=(1e-14, 1e-3)),
-        Param('fk_max_iterations', int, 50, 'FK iteration limit per sample', range=(1, 1000)),
-        Param('fk_predict', bool, True, 'warm start from a constant-velocity extrapolation of the two last '
-              'estimates (periodic joint states) instead of the last estimate'),
-        # the time base's name for the same throttle (issue 16 item 7)
-        Param('warn_interval', float, 0.5, 'at most one diagnostic per kind of bad input per interval '
-              '(s wall; no flooding at 1 kHz), every occurrence is counted', range=(0.0, 60.0)),
-        Param('stale_timeout', float, 1.0, 'no joint state for this long (wall s) while active: STALE '
-              'diagnostic (no pose is published without joint states)', range=(0.01, 600.0)),
-        Param('marker_rate', float, 30.0, 'MarkerArray rate limit in joint-sample time (Hz, 0 = off)',
-              range=(0.0, 1000.0)),
-        Param('tf_frames_rate', float, 50.0, 'rate of the joint and leg frames on /tf in joint-sample time '
-              '(Hz, 0 = off); the platform frame goes with every joint sample', range=(0.0, 1000.0)),
-        Param('tf_joint_frames', bool, True, 'publish the URDF joint frames as robot_state_publisher would '
-              '(false where one runs)'),
-        Param('ft_sensor_frame', str, 'ft_sensor', "F/T sensor frame at the Hexaslide TCP on /tf_static ('' = none)"),
-    )
-
-    def __init__(self, node_name: str = 'kinematics', **kwargs):
+    def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self.robot = None
         self._io = []
@@ -107,7 +78,7 @@ class KinematicsNode(HilLifecycleNode):
             robot = robot_adapter(p)
         except (ValueError, OSError) as exc:
             return f"robot '{p.robot}': {exc}"
-        self._built = (robot, p.frame_id or DEFAULT_FRAME[p.robot], urdf.read_text())
+        self._built = (robot, params.pose_frame(p), urdf.read_text())
         return None
 
     def _adopt(self) -> None:
@@ -140,15 +111,14 @@ class KinematicsNode(HilLifecycleNode):
                                              qos.command()),
                     self.create_subscription(PoseStamped, topics.KINEMATICS_IK_REQUEST, self._on_ik_query,
                                              qos.command())]
-        # /joint_states is subscribed once, not once per configure (issue 17 item 7): a transient-
+        # /joint_states is subscribed once, not once per configure: a transient-
         # local subscription created anew was replayed the publisher's history, joint states from
         # before the deactivation that DDS handed over after the activation, and they came out as
         # poses of the past. The subscription is volatile now (qos.joint_states), and a kept one
         # takes every sample when it arrives, so one published while inactive is dropped then.
         # Only a change of the QoS (the lockstep parameter) needs a new one.
         if self._joint_sub is None or self._joint_sub_lockstep != bool(self.p.lockstep):
-            if self._joint_sub is not None:
-                self.destroy_subscription(self._joint_sub)
+            self.release(self._joint_sub)
             self._joint_sub = self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints,
                                                       qos.joint_states(self.p.lockstep))
             self._joint_sub_lockstep = bool(self.p.lockstep)
@@ -167,36 +137,18 @@ class KinematicsNode(HilLifecycleNode):
                         published=self.counters['published'])
 
     def cleanup_node(self) -> None:
-        if self._stale_timer is not None:
-            self.destroy_timer(self._stale_timer)
-            self._stale_timer = None
-        for ent in self._io:
-            self.destroy_publisher(ent) if hasattr(ent, 'publish') else self.destroy_subscription(ent)
+        self.release(self._stale_timer, *self._io, self._desc_pub, getattr(self, '_tf', None))
+        self._stale_timer = self._desc_pub = self._tf = None
         self._io = []
-        if self._desc_pub is not None:
-            self.destroy_publisher(self._desc_pub)
-            self._desc_pub = None
-        if getattr(self, '_tf', None) is not None:
-            self._tf.destroy()
-            self._tf = None
         self.robot = None
-
-    # --- diagnostics ---------------------------------------------------------------------------------
-    def _problem(self, kind: str, level: int, message: str, **values) -> None:
-        self.counters[kind] += 1
-        if self.due(kind, self.p.warn_interval):
-            self.status(level, message, count=self.counters[kind], **values)
 
     # --- real-time stream -------------------------------------------------------------------------
     def _on_joints(self, msg: JointState) -> None:
         if not self.active:
             self.counters['inactive_dropped'] += 1
             return
-        t0 = self._cycle.begin(convert.stamp_to_ns(msg.header.stamp))
-        try:
+        with self._cycle(convert.stamp_to_ns(msg.header.stamp)):
             self._take_joints(msg)
-        finally:
-            self._cycle.end(t0)
 
     def _take_joints(self, msg: JointState) -> None:
         self._last_input = time.monotonic()
@@ -204,29 +156,37 @@ class KinematicsNode(HilLifecycleNode):
             self._stale = False
             self.status(OK, 'joint states resumed')
         stamp = convert.stamp_to_ns(msg.header.stamp)
+        # bad input is counted, and told with its count at most once per warn_interval (the
+        # node's own parameter) for its kind
         try:
             q = convert.joint_positions(msg, self.robot.joint_names)
         except ValueError as exc:
-            self._problem('malformed', ERROR, f'malformed joint state: {exc}', stamp=stamp)
+            self.counters['malformed'] += 1
+            self.report_problem('malformed', ERROR, f'malformed joint state: {exc}', interval=self.p.warn_interval,
+                                count=self.counters['malformed'], stamp=stamp)
             return
         if stamp == self._last_stamp:
             self.counters['repeated_stamp'] += 1
             return
         if stamp < self._last_stamp:
-            self._problem('bad_stamp', WARN, 'joint state with out-of-order stamp ignored',
-                          stamp=stamp, last=self._last_stamp)
+            self.counters['bad_stamp'] += 1
+            self.report_problem('bad_stamp', WARN, 'joint state with out-of-order stamp ignored',
+                                interval=self.p.warn_interval, count=self.counters['bad_stamp'], stamp=stamp,
+                                last=self._last_stamp)
             return
         try:
             pose, reason = self.robot.fk(q)
         except ValueError as exc:
             pose, reason = None, str(exc)
         if pose is None:
-            self._problem('fk_failed', ERROR, f'forward kinematics failed: {reason}', stamp=stamp,
-                          q=np.array2string(q, precision=6))
+            self.counters['fk_failed'] += 1
+            self.report_problem('fk_failed', ERROR, f'forward kinematics failed: {reason}',
+                                interval=self.p.warn_interval, count=self.counters['fk_failed'], stamp=stamp,
+                                q=np.array2string(q, precision=6))
             return
         self._last_stamp = stamp
         out = self._pose_ring.next()
-        fill_pose_stamped(out, msg.header.stamp, self.frame, pose)
+        convert.fill_pose_stamped(out, msg.header.stamp, self.frame, pose)
         self.pose_pub.publish(out)
         self.counters['published'] += 1
         self.count_published(topics.KINEMATICS_TCP_POSE)

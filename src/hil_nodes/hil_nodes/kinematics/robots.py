@@ -62,13 +62,13 @@ class _Iiwa:
     """Adapter for hil_core.iiwa.kinematics (pinocchio): serial FK never fails on finite joints."""
 
     def __init__(self, p):
-        from hil_core.iiwa import kinematics as iiwa
-        self.kin = iiwa.IiwaKinematics.from_urdf(resolve(p.urdf_file or DEFAULT_URDF['iiwa14']))
-        self.joint_names = list(self.kin.joint_names)
+        from hil_core.iiwa.kinematics import IiwaKinematics
+        self.arm = IiwaKinematics.from_urdf(resolve(p.urdf_file or DEFAULT_URDF['iiwa14']))
+        self.joint_names = list(self.arm.joint_names)
         self.geom = None
 
     def fk(self, q):
-        return self.kin.fk(q), ''
+        return self.arm.fk(q), ''
 
     fk_query_solve = fk
 
@@ -86,14 +86,15 @@ class _Hybrid5:
     /joint_states are ignored (its kinematics, eq. 17-20, is the identity on the angles)."""
 
     def __init__(self, p):
-        from hil_core.hybrid5 import JOINT_NAMES, kinematics
+        from hil_core.hybrid5 import JOINT_NAMES
+        from hil_core.hybrid5 import kinematics as leg_kinematics
         from hil_core.hybrid5.params import load_params
-        self.kin, self.R = kinematics, load_params(resolve(p.geometry_file) if p.geometry_file else None).R
+        self.legs, self.R = leg_kinematics, load_params(resolve(p.geometry_file) if p.geometry_file else None).R
         self.joint_names = list(JOINT_NAMES[:3])
         self.geom = None                   # no leg markers for this robot
 
     def fk(self, q):
-        x = self.kin.forward(np.asarray(q, float), self.R)   # ValueError when the legs do not meet
+        x = self.legs.forward(np.asarray(q, float), self.R)   # ValueError when the legs do not meet
         return np.r_[x, 0.0, 0.0, 0.0, 1.0], ''
 
     fk_query_solve = fk
@@ -101,7 +102,7 @@ class _Hybrid5:
     def ik(self, pose):
         if np.max(np.abs(np.asarray(pose[3:6], float))) > 1e-9:
             return None, 'the platform orientation is fixed (translational manipulator, seed 003 eq. 16)'
-        return self.kin.inverse(np.asarray(pose[:3], float), self.R), ''
+        return self.legs.inverse(np.asarray(pose[:3], float), self.R), ''
 
     def reset(self):
         pass

@@ -1,1 +1,1 @@
-"""Messages: conversion to and from numpy, message rings refilled per publish, CDR encoding, /tf publishing."""
+"""Messages: conversion to and from numpy and every message fill (convert), message rings refilled per publish, CDR encoding, /tf publishing."""

@@ -1,8 +1,11 @@
-"""Message <-> numpy conversions shared by the nodes (no algorithm lives here).
+"""Message <-> numpy conversions shared by the nodes: the one module that builds and fills
+messages (no algorithm lives here).
 
 Pose arrays follow hil_core's convention: ``[x, y, z, qx, qy, qz, qw]`` for poses (metres,
 unit quaternion, scalar last, as geometry_msgs) and 6-vectors ``[fx, fy, fz, tx, ty, tz]`` /
-``[vx, vy, vz, wx, wy, wz]`` for wrenches and twists.
+``[vx, vy, vz, wx, wy, wz]`` for wrenches and twists. ``array_to_*`` build a new message;
+``fill_*`` refill one in place, for the 400 Hz streams that publish from a ``MessageRing``
+(hil_nodes.msgs.message_ring says why). Statuses and events (diagnostic_msgs) are built here too.
 """
 from __future__ import annotations
 
@@ -10,9 +13,11 @@ import array
 
 import numpy as np
 from builtin_interfaces.msg import Duration, Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Accel, Pose, Twist, Wrench
+from std_msgs.msg import Header
 
-from hil_nodes.msgs.message_ring import MessageRing, fill_stamp
+from hil_nodes.msgs.message_ring import MessageRing
 
 
 def stamp_to_ns(stamp: Time) -> int:
@@ -51,16 +56,18 @@ def twist_to_array(t: Twist) -> np.ndarray:
     return np.array([t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z])
 
 
+def _linear_angular(msg, a):
+    """A Twist or Accel (linear, angular) filled from the 6 values ``a``."""
+    msg.linear.x, msg.linear.y, msg.linear.z, msg.angular.x, msg.angular.y, msg.angular.z = (float(v) for v in a[:6])
+    return msg
+
+
 def array_to_twist(a) -> Twist:
-    t = Twist()
-    t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = (float(v) for v in a[:6])
-    return t
+    return _linear_angular(Twist(), a)
 
 
 def array_to_accel(a) -> Accel:
-    t = Accel()
-    t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z = (float(v) for v in a[:6])
-    return t
+    return _linear_angular(Accel(), a)
 
 
 def pose_to_array(p: Pose) -> np.ndarray:
@@ -73,6 +80,57 @@ def array_to_pose(a) -> Pose:
     p.position.x, p.position.y, p.position.z = (float(v) for v in a[:3])
     p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = (float(v) for v in a[3:7])
     return p
+
+
+def fill_stamp(stamp, ns: int) -> None:
+    """builtin_interfaces/Time in place, as ``ns_to_stamp``."""
+    stamp.sec, stamp.nanosec = divmod(int(ns), 1_000_000_000)
+
+
+def fill_wrench_stamped(msg, stamp_ns: int, frame_id: str, w) -> None:
+    """geometry_msgs/WrenchStamped in place from the 6 values ``w`` (force, torque)."""
+    fill_stamp(msg.header.stamp, stamp_ns)
+    msg.header.frame_id = frame_id
+    wrench = msg.wrench
+    f, t = wrench.force, wrench.torque
+    f.x, f.y, f.z, t.x, t.y, t.z = map(float, w[:6])
+
+
+def fill_pose_stamped(msg, stamp, frame_id: str, pose) -> None:
+    """geometry_msgs/PoseStamped in place: ``stamp`` in ns or a Time message, ``pose`` the 7
+    values (position, quaternion x y z w)."""
+    if hasattr(stamp, 'nanosec'):
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp.sec, stamp.nanosec
+    else:
+        fill_stamp(msg.header.stamp, stamp)
+    msg.header.frame_id = frame_id
+    p = msg.pose
+    pos, q = p.position, p.orientation
+    pos.x, pos.y, pos.z, q.x, q.y, q.z, q.w = map(float, pose[:7])
+
+
+def value_text(v) -> str:
+    """A status value as text: a float to 9 significant digits, a sequence of numbers to 6 each."""
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return '[' + ', '.join(f'{float(x):.6g}' for x in v) + ']'
+    if isinstance(v, float):
+        return f'{v:.9g}'
+    return str(v)
+
+
+def diagnostic_status(level, name: str, message: str, hardware_id: str, values: dict) -> DiagnosticStatus:
+    """diagnostic_msgs/DiagnosticStatus: ``level`` an int or the message's byte, values as ``value_text``."""
+    status = DiagnosticStatus(level=bytes([level]) if isinstance(level, int) else level, name=name,
+                              message=message, hardware_id=hardware_id)
+    status.values = [KeyValue(key=str(k), value=value_text(v)) for k, v in values.items()]
+    return status
+
+
+def status_array(stamp, level, name: str, message: str, hardware_id: str, values: dict) -> DiagnosticArray:
+    """A DiagnosticArray of one status stamped ``stamp`` (a Time): a node's status on /diagnostics,
+    or an event on /hil/events (``name`` the event, ``hardware_id`` the node that reports it)."""
+    return DiagnosticArray(header=Header(stamp=stamp),
+                           status=[diagnostic_status(level, name, message, hardware_id, values)])
 
 
 def joint_positions(msg, names) -> np.ndarray:

@@ -4,7 +4,7 @@ rclpy's generated message classes cost ~3-5 us per object to construct, and a Wr
 six objects (header, stamp, wrench, two vectors, the message), a PoseStamped five: in a running
 one-process graph (cold caches between frames) the F/T node spent ~60 us of its 170 us per
 frame building its two messages (cProfile inside the callback, 2026-11-26). Refilling the fields
-of an existing message costs a fraction of that.
+of an existing message costs a fraction of that (``hil_nodes.msgs.convert``'s ``fill_*``).
 
 A published message belongs to its subscribers: in one process they get the object itself
 (hil_nodes.runtime.intra_process), and the recorder serializes it after the graph's deliveries. So a
@@ -35,29 +35,3 @@ class MessageRing(Generic[M]):
         self._turn = (self._turn + 1) % len(self._messages)
         return self._messages[self._turn]
 
-
-def fill_stamp(stamp, ns: int) -> None:
-    """builtin_interfaces/Time in place, as ``convert.ns_to_stamp``."""
-    stamp.sec, stamp.nanosec = divmod(int(ns), 1_000_000_000)
-
-
-def fill_wrench_stamped(msg, stamp_ns: int, frame_id: str, w) -> None:
-    """geometry_msgs/WrenchStamped in place from the 6 values ``w`` (force, torque)."""
-    fill_stamp(msg.header.stamp, stamp_ns)
-    msg.header.frame_id = frame_id
-    wrench = msg.wrench
-    f, t = wrench.force, wrench.torque
-    f.x, f.y, f.z, t.x, t.y, t.z = map(float, w[:6])
-
-
-def fill_pose_stamped(msg, stamp, frame_id: str, pose) -> None:
-    """geometry_msgs/PoseStamped in place: ``stamp`` in ns or a Time message, ``pose`` the 7
-    values (position, quaternion x y z w)."""
-    if hasattr(stamp, 'nanosec'):
-        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp.sec, stamp.nanosec
-    else:
-        fill_stamp(msg.header.stamp, stamp)
-    msg.header.frame_id = frame_id
-    p = msg.pose
-    pos, q = p.position, p.orientation
-    pos.x, pos.y, pos.z, q.x, q.y, q.z, q.w = map(float, pose[:7])

@@ -68,8 +68,7 @@ class TfOutput:
         self._last_frames_ns = None
 
     def destroy(self) -> None:
-        self.node.destroy_publisher(self.pub)
-        self.node.destroy_publisher(self.static_pub)
+        self.node.release(self.pub, self.static_pub)
 
 
 class RobotTf:

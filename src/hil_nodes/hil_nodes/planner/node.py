@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from geometry_msgs.msg import PoseStamped, TwistStamped
 from rclpy.clock import Clock, ClockType
 from std_msgs.msg import Header, String
@@ -30,59 +30,22 @@ from visualization_msgs.msg import MarkerArray
 
 from hil_core.supervision.lockstep import FrameSync
 from hil_core.supervision.modes import MOVING_MODES, HilMode
-from hil_core.planner.config import PlannerConfig, Workspace
 from hil_core.planner.trajectory_planner import ERROR as EV_ERROR, WARN as EV_WARN, TrajectoryPlanner
-from hil_core.supervision.timing import HIGH_LEVEL_PERIOD
 from hil_nodes import qos, topics
 from hil_nodes.msgs import convert
-from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, Param, ParameterError
-from hil_nodes.msgs.message_ring import MessageRing, fill_pose_stamped
+from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError
+from hil_nodes.msgs.message_ring import MessageRing
+from hil_nodes.planner import params
 from hil_nodes.planner.markers import workspace_markers
 from hil_nodes.runtime.runner import main_for
-from hil_nodes.bringup.system import repo_root
 
 _LEVEL = {0: DiagnosticStatus.OK, EV_WARN: DiagnosticStatus.WARN, EV_ERROR: DiagnosticStatus.ERROR}
-_SIX = dict(length=6, range=(1e-6, 1e6))
 
 
-class PlannerNode(HilLifecycleNode):
-    # statuses "planner: workspace": the workspace guard and motion phases
-    STATUS_TASK = 'workspace'
-    PARAMS = (
-        Param('robot', str, 'hexaslide_scaled', 'robot whose workspace file is used',
-              choices=('hexaslide_scaled', 'hexaslide_full')),
-        Param('workspace_file', str, '', 'workspace limits YAML (default config/workspace_<robot>.yaml)'),
-        Param('period', float, HIGH_LEVEL_PERIOD, 'high-level period T = one frame (s)', range=(1e-4, 0.1)),
-        Param('acceleration_limiter', str, 'asc', 'asc (seed 000 4.1.3) or ruckig (jerk-limited)',
-              choices=('asc', 'ruckig')),
-        Param('a_max', 'float[]', [6.0, 6.0, 6.0, 20.0, 20.0, 20.0], 'per-DOF acceleration limit (m/s^2, rad/s^2)', **_SIX),
-        Param('v_max', 'float[]', [0.15, 0.1, 0.1, 1.0, 1.0, 1.0], 'per-DOF velocity limit (m/s, rad/s)', **_SIX),
-        Param('j_max', 'float[]', [500.0, 500.0, 500.0, 2000.0, 2000.0, 2000.0], 'jerk limit of ruckig', **_SIX),
-        Param('asc_bandwidth_hz', float, 1.5, 'ASC position loop bandwidth (Hz)', range=(0.01, 50.0)),
-        Param('sync_duration', float, 1.0, 'synchronization ramp duration (s)', range=(1e-3, 60.0)),
-        Param('ramp_shape', str, 'quintic', 'shape of sync/homing/return ramps', choices=('cubic', 'quintic', 'cosine')),
-        Param('homing_min_duration', float, 1.0, 'shortest homing ramp (s)', range=(1e-3, 600.0)),
-        Param('return_min_duration', float, 0.5, 'shortest return-home blend (s)', range=(1e-3, 600.0)),
-        Param('k_n', float, 400.0, 'recovery: normal stiffness per unit mass (1/s^2)', range=(1e-3, 1e6)),
-        Param('c_n', float, 40.0, 'recovery: normal damping per unit mass (1/s)', range=(0.0, 1e5)),
-        Param('c_t', float, 10.0, 'recovery: tangential damping per unit mass (1/s)', range=(0.0, 1e5)),
-        Param('recovery_inset', float, 0.03, 'recovery spring rest, fraction of r_e inside the soft limit',
-              range=(1e-4, 0.49)),
-        Param('brake_margin', float, 1.5, 'safety factor on the braking distance to the hard limit', range=(1.0, 10.0)),
-        Param('stop_fraction', float, 0.5, 'controlled stop (FAULT, dropout, IDLE while moving) at this fraction of '
-              'a_max, all DOFs together, where it stays inside the hard limit; at a_max where it would not',
-              range=(0.01, 1.0)),
-        Param('max_recovery_duration', float, 30.0, 'recovery longer than this is a fault (s)', range=(0.1, 600.0)),
-        Param('reference_timeout_frames', int, 40, 'frames without reference before a stale warning',
-              range=(1, 100000)),
-        Param('reference_wait', float, 0.5, 'lockstep: wall s to wait for the reference of a frame', range=(0.01, 60.0)),
-        Param('frame_id', str, 'hexapod_base', 'frame of the published poses'),
-        Param('publish_twist', bool, True, 'also publish the safe twist (rviz, diagnosis; not needed by the time base)'),
-        Param('realtime_fallback_frames', int, 8, 'real time: frames (wall) without a reference arriving before the planner '
-              'steps on its own timer', range=(1, 1000)),
-    )
+class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=params.PARAMS):
+    """Statuses "planner: workspace": the workspace guard and motion phases."""
 
-    def __init__(self, node_name: str = 'planner', **kwargs):
+    def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self._io = []
         self.planner = None
@@ -90,29 +53,15 @@ class PlannerNode(HilLifecycleNode):
 
     def check_parameters(self, p) -> str | None:
         try:
-            self._config(p)
+            params.planner_config(p)
         except ValueError as exc:
             return str(exc)
         return None
 
-    def _config(self, p) -> PlannerConfig:
-        path = p.workspace_file or str(repo_root() / 'config' / f'workspace_{p.robot}.yaml')
-        try:
-            ws = Workspace.load(path)
-        except OSError as exc:
-            raise ValueError(f"parameter 'workspace_file': cannot read {path}: {exc}") from exc
-        return PlannerConfig(ws, dt=p.period, a_max=tuple(p.a_max), v_max=tuple(p.v_max), j_max=tuple(p.j_max),
-                             limiter=p.acceleration_limiter, asc_bandwidth_hz=p.asc_bandwidth_hz,
-                             sync_duration=p.sync_duration, ramp_shape=p.ramp_shape,
-                             homing_min_duration=p.homing_min_duration, return_min_duration=p.return_min_duration,
-                             k_n=p.k_n, c_n=p.c_n, c_t=p.c_t, brake_margin=p.brake_margin, stop_fraction=p.stop_fraction,
-                             max_recovery_duration=p.max_recovery_duration, recovery_inset=p.recovery_inset,
-                             reference_timeout_frames=p.reference_timeout_frames).validate()
-
     # --- lifecycle ---------------------------------------------------------------------------
     def configure_node(self) -> None:
         try:
-            self.cfg = self._config(self.p)
+            self.cfg = params.planner_config(self.p)
         except ValueError as exc:
             raise ParameterError(str(exc)) from exc
         self.planner = TrajectoryPlanner(self.cfg)
@@ -170,10 +119,8 @@ class PlannerNode(HilLifecycleNode):
             self.status(ERROR, 'deactivated while moving (phase ' + self.planner.phase.value + ')', **self.counters)
 
     def cleanup_node(self) -> None:
-        for sub in self._io:
-            self.destroy_subscription(sub)
+        self.release(*self._io, self._wait_timer)
         self._io = []
-        self.destroy_timer(self._wait_timer)
         self._stop_fallback()
         self.planner = None
 
@@ -259,9 +206,8 @@ class PlannerNode(HilLifecycleNode):
             self._fallback_tick()
 
     def _stop_fallback(self) -> None:
-        if getattr(self, '_fallback_timer', None) is not None:
-            self.destroy_timer(self._fallback_timer)
-            self._fallback_timer = None
+        self.release(getattr(self, '_fallback_timer', None))
+        self._fallback_timer = None
 
     def _fallback_tick(self) -> None:
         """Real time: step without a reference when none has come for a while (brake, hold)."""
@@ -295,11 +241,8 @@ class PlannerNode(HilLifecycleNode):
 
     # --- one frame -------------------------------------------------------------------------------
     def _compute(self, key: int, mode: HilMode, reference, ref_stamp=None) -> None:
-        t0 = self._cycle.begin(key)
-        try:
+        with self._cycle(key):
             self._step(key, mode, reference, ref_stamp)
-        finally:
-            self._cycle.end(t0)
 
     def _step(self, key: int, mode: HilMode, reference, ref_stamp=None) -> None:
         self.counters['frames'] += 1
@@ -319,7 +262,7 @@ class PlannerNode(HilLifecycleNode):
             return
         self.awaiting_pose = None
         msg = self._pose_ring.next()
-        fill_pose_stamped(msg, stamp, self.p.frame_id, res.pose)
+        convert.fill_pose_stamped(msg, stamp, self.p.frame_id, res.pose)
         self._pose_pub.publish(msg)
         self.count_published(topics.PLANNER_SAFE_REFERENCE)
         if self.p.publish_twist:
@@ -333,10 +276,8 @@ class PlannerNode(HilLifecycleNode):
         all_msg.header.stamp = hil_msg.header.stamp = stamp
         worst = OK
         for e in events:
-            st = DiagnosticStatus(level=_LEVEL.get(e.level, DiagnosticStatus.WARN), name=e.name, message=e.message,
-                                  hardware_id=self.get_name())
-            st.values = [KeyValue(key=str(k), value=_fmt(v)) for k, v in e.values.items()]
-            st.values.append(KeyValue(key='phase', value=self.planner.phase.value))
+            st = convert.diagnostic_status(_LEVEL.get(e.level, DiagnosticStatus.WARN), e.name, e.message,
+                                           self.get_name(), {**e.values, 'phase': self.planner.phase.value})
             all_msg.status.append(st)
             if e.is_hil_event:
                 hil_msg.status.append(st)
@@ -352,14 +293,6 @@ class PlannerNode(HilLifecycleNode):
             self._hil_events_pub.publish(hil_msg)
         self.status(worst, '; '.join(f'{e.name}: {e.message}' for e in events), phase=self.planner.phase.value,
                     **self.counters)
-
-
-def _fmt(v) -> str:
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return '[' + ', '.join(f'{float(x):.6g}' for x in v) + ']'
-    if isinstance(v, float):
-        return f'{v:.9g}'
-    return str(v)
 
 
 main = main_for(PlannerNode)

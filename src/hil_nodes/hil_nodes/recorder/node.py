@@ -10,8 +10,9 @@ latched topics (/hil/mode, /robot_description) are caught too. The bag is checkp
 ``checkpoint_period`` wall seconds, closed on deactivate/shutdown/SIGINT; a bag left by a killed
 recorder is repaired with ``hil_nodes.recorder.bag.recover_bag`` (``hil report`` does it automatically).
 
-Accounting (issue 18): per topic, the messages received and written and the largest gap between
-receive times (in the bag's clock), counted while the recorder is active. They are published in
+Accounting (what the report's per-topic message accounting starts from): per topic, the
+messages received and written and the largest gap between receive times (in the bag's clock),
+counted while the recorder is active. They are published in
 its /diagnostics status and written to ``accounting.yaml`` in the bag directory at every
 checkpoint and at close (``final: true``); ``hil_core.accounting`` turns them, with the designed
 rates and the producers' counts, into the run's per-topic table.
@@ -35,7 +36,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from hil_core.accounting import Tally, header_stamp_ns
 from hil_nodes.recorder.bag import CheckpointWriter, offered_qos, write_accounting
-from hil_nodes.framework.base import ERROR, OK, REQUIRED, WARN, HilLifecycleNode, Param
+from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
+from hil_nodes.recorder import params
 from hil_nodes.runtime.intra_process import BUS
 from hil_nodes.recorder.polled_readers import PolledReaders
 from hil_nodes.runtime.runner import main_for
@@ -58,28 +60,10 @@ def _starts_with_header(cls) -> bool:
                              or (cls.__name__ == 'Header' and fields[0][1] == 'builtin_interfaces/Time'))
 
 
-class RecorderNode(HilLifecycleNode):
-    # statuses "recorder: bag": the bag being written
-    STATUS_TASK = 'bag'
-    PARAMS = (
-        Param('bag_path', str, REQUIRED, 'directory of the rosbag2 to create (must not exist)',
-              check=lambda v: None if v else 'must not be empty'),
-        Param('topics', 'str[]', ['/joint_states', '/hil/mode'], 'topics to record',
-              check=lambda v: None if v and all(t.startswith('/') for t in v) else 'absolute topic names, at least one'),
-        Param('checkpoint_period', float, 1.0, 'wall seconds between checkpoints (flush + metadata)',
-              range=(0.05, 60.0)),
-        Param('discovery_period', float, 0.2, 'wall seconds between graph checks for new topics',
-              range=(0.01, 10.0)),
-        Param('poll_period', float, 0.02, 'wall s between drains of the raw readers when the recorder runs in a '
-              'process of its own in real time (hil_nodes.recorder.polled_readers: no wake-up per message, receipt '
-              'times kept); 0 = every message served by the executor', range=(0.0, 1.0)),
-        Param('checkpoint_after', str, '', "a recorded topic: a due checkpoint is taken in steps of about "
-              "1 ms, one right after each message of it (in one process in real time, the last message "
-              "of a frame's chain: the steps fall in the frame's idle time); steps still due at the next "
-              "checkpoint time are taken then. '' = the whole checkpoint on the timer"),
-    )
+class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.PARAMS):
+    """Statuses "recorder: bag": the bag being written."""
 
-    def __init__(self, node_name: str = 'recorder', **kwargs):
+    def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self.bag: CheckpointWriter | None = None
         self._subs = {}
@@ -253,21 +237,17 @@ class RecorderNode(HilLifecycleNode):
 
     def _close(self) -> None:
         self._close_bag()
-        for sub in self._subs.values():
-            if sub is not None and sub is not POLLED:
-                self.destroy_subscription(sub)
+        self.release(*(sub for sub in self._subs.values() if sub is not POLLED), self._polled, *self._own_timers)
         self._subs = {}
-        if self._polled is not None:
-            self._polled.destroy()
-            self._polled = None
-        for timer in self._own_timers:
-            self.destroy_timer(timer)
+        self._polled = None
         self._own_timers = []
 
     def cleanup_node(self) -> None:
         self._close()
 
     def error_node(self) -> None:
+        # the bag is closed (a file is what this node must leave safe), and with it what configure
+        # created, as on_error leads to the unconfigured state without a cleanup
         self._close()
 
     def process_exit(self) -> None:

@@ -1,23 +1,23 @@
 """What `hil report` measures on a loaded run: end-to-end transparency with validity, the stage
 table, the message accounting and the verdict (the numbers behind the page and report.json).
 
-All the computing is in ``hil_core`` (``admittance.run_analysis``, ``transparency``,
+All the computing is in ``hil_core`` (``transparency`` with its ``run_analysis``, and
 ``accounting``); this module picks the series out of the bag, the analysis window (RUNNING up to
 the first RETURNING_HOME / SAFETY_RECOVERY / FAULT) and the designed figures from the run's
-parameters (``hil_run.yaml``).
+parameters (``hil_run.yaml``, read by ``hil_nodes.report.designed``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 from hil_core import accounting
 from hil_core.transparency.run_analysis import NotMeasurable, RunTransparency, analyse_run
-from hil_core.transparency.design import LABELS, ChainDesign, design_from_parameters
+from hil_core.transparency.design import LABELS, ChainDesign
 from hil_core.transparency.stages import ChainResult, analyse_chain
 from hil_core.transparency.validity import VERDICT_BAND_HZ
 from hil_core.transparency.verdict import Verdict, decide
 from hil_nodes import topics
+from hil_nodes.report import designed
 from hil_nodes.report.chain import STAGE_TOPICS, expected_rates, stage_inputs
 
 END_MODES = ('RETURNING_HOME', 'SAFETY_RECOVERY', 'FAULT')
@@ -37,13 +37,7 @@ class Analysis:
 
 def admittance_model(manifest: dict):
     """The model the run's admittance node used: node defaults + the run's effective parameters."""
-    values = (manifest.get('parameters') or {}).get('admittance')
-    if values is None:
-        return None
-    from hil_nodes.admittance.node import AdmittanceNode
-    merged = {p.name: p.default for p in AdmittanceNode.PARAMS}
-    merged.update(values.get('ros__parameters', values))
-    return AdmittanceNode._build_model(SimpleNamespace(**merged))
+    return designed.admittance_model(manifest.get('parameters'))
 
 
 def window(run, last_t: float) -> tuple[float, float] | None:
@@ -115,9 +109,8 @@ def _end_to_end(run, model, start, end, axis, rates):
 
 def analyse(run, axis: int = 0) -> Analysis:
     params = run.manifest.get('parameters') or {}
-    design = design_from_parameters(params)
+    design, notes = designed.chain_design(params)
     rates = expected_rates(params)
-    notes = []
     model = admittance_model(run.manifest)
     acc = run_accounting(run)
     tcp = run.get(topics.KINEMATICS_TCP_POSE)

@@ -13,8 +13,9 @@ states -> TCP pose stage checks the kinematics node against an independent compu
 setpoints are the trajectory points at header.stamp + time_from_start (de-duplicated, newest
 message wins), interpolated in joint space at the frame grid where no point is missing.
 
-``expected_rates`` gives each recorded stream's designed rate from the run's parameters: the
-report's accounting and the run summary (``hil_core.accounting``) use it.
+``expected_rates`` gives each recorded stream's designed rate from the run's parameters (read as
+``hil_nodes.report.designed`` reads them): the report's accounting and the run summary
+(``hil_core.accounting``) use it.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import numpy as np
 from hil_core.transparency.series import find_gaps, uniform_grid, usable
 from hil_core.transparency.stages import StageInput
 from hil_nodes import topics
+from hil_nodes.report.designed import node_values, recorded
 
 STAGE_TOPICS = {
     'raw_force': (topics.FT_WRENCH_RAW, topics.MOCK_FT_WRENCH),
@@ -41,35 +43,27 @@ PRODUCERS = {topics.FT_WRENCH_RAW: 'ft_sensor', topics.FT_WRENCH: 'ft_sensor',
              topics.MOCK_FT_WRENCH: 'mock_ft'}
 
 
-def _param(parameters: dict, node: str, name: str, default=None):
-    value = (parameters.get(node) or {}).get(name)
-    return default if value is None else value
-
-
 def expected_rates(parameters: dict | None) -> dict[str, float]:
-    """Designed rate (Hz) of every stream of the Hexafloat graph whose rate the parameters fix."""
+    """Designed rate (Hz) of every stream of the Hexafloat graph whose rate the run's nodes fix
+    (a node's recorded values over its defaults; a node not in the run fixes nothing)."""
     p = parameters or {}
     rates = {}
-    ft = p.get('ft_sensor')
-    if ft is not None:
-        publish = float(_param(p, 'ft_sensor', 'publish_rate', 400.0))
-        raw_all = bool(_param(p, 'ft_sensor', 'publish_raw_all', False))
-        rates[topics.FT_WRENCH] = publish
-        rates[topics.FT_WRENCH_RAW] = float(_param(p, 'ft_sensor', 'sample_rate', 1600.0)) if raw_all else publish
-    if 'mock_ft' in p:
-        rates[topics.MOCK_FT_WRENCH] = float(_param(p, 'mock_ft', 'sample_rate', 1600.0))
-    if 'admittance' in p:
-        rates[topics.ADMITTANCE_REFERENCE] = 1.0 / float(_param(p, 'admittance', 'period', 0.0025))
-    if 'planner' in p:
-        rate = 1.0 / float(_param(p, 'planner', 'period', 0.0025))
-        rates[topics.PLANNER_SAFE_REFERENCE] = rates[topics.PLANNER_SAFE_TWIST] = rate
-    if 'timebase' in p:
-        rates[topics.HEXAPOD_JOINT_TRAJECTORY] = 1.0 / float(_param(p, 'timebase', 'move_time', 0.0025))
-    hw = next((n for n in ('mock_hexapod',) if n in p), None)
-    if hw is not None:
-        rate = 1.0 / float(_param(p, hw, 'frame_period', 0.0025))
+    if recorded(p, 'ft_sensor') is not None:
+        ft = node_values(p, 'ft_sensor')
+        rates[topics.FT_WRENCH] = ft.publish_rate
+        rates[topics.FT_WRENCH_RAW] = ft.sample_rate if ft.publish_raw_all else ft.publish_rate
+    if recorded(p, 'mock_ft') is not None:
+        rates[topics.MOCK_FT_WRENCH] = node_values(p, 'mock_ft').sample_rate
+    if recorded(p, 'admittance') is not None:
+        rates[topics.ADMITTANCE_REFERENCE] = 1.0 / node_values(p, 'admittance').period
+    if recorded(p, 'planner') is not None:
+        rates[topics.PLANNER_SAFE_REFERENCE] = rates[topics.PLANNER_SAFE_TWIST] = 1.0 / node_values(p, 'planner').period
+    if recorded(p, 'timebase') is not None:
+        rates[topics.HEXAPOD_JOINT_TRAJECTORY] = 1.0 / node_values(p, 'timebase').move_time
+    if recorded(p, 'mock_hexapod') is not None:
+        rate = 1.0 / node_values(p, 'mock_hexapod').frame_period
         rates[topics.JOINT_STATES] = rate
-        if 'kinematics' in p:
+        if recorded(p, 'kinematics') is not None:
             rates[topics.KINEMATICS_TCP_POSE] = rate
     return rates
 
@@ -91,9 +85,10 @@ def _fk_poses(geom, names: list[str], q: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _geometry(parameters: dict):
+    """The hexaslide of the run: the kinematics node's robot, else the time base's."""
     from hil_core import hexaslide as hx
-    robot = (_param(parameters, 'kinematics', 'robot', None)
-             or _param(parameters, 'timebase', 'robot', 'hexaslide_scaled'))
+    robot = node_values(parameters, 'kinematics' if recorded(parameters, 'kinematics') is not None
+                        else 'timebase').robot
     try:
         return hx.load_geometry(robot)
     except (ValueError, KeyError, OSError, FileNotFoundError):
@@ -122,7 +117,7 @@ def stage_inputs(run, start: float, end: float) -> tuple[list[StageInput], list[
             traj = run.trajectories.get(topic)
             if traj is None or len(traj) < 3:
                 continue
-            servo = float(_param(p, 'timebase', 'servo_period', 0.000625))
+            servo = node_values(p, 'timebase').servo_period
             sel = (traj.t >= start - frame) & (traj.t <= end + frame)
             t, q = traj.t[sel], traj.values[sel]
             if t.size < 3:

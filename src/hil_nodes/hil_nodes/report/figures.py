@@ -6,6 +6,8 @@ import pathlib
 import matplotlib
 import numpy as np
 
+from hil_nodes.report import designed
+
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -136,7 +138,8 @@ def timebase(run, out) -> str | None:
         return None
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(10, 4.5), sharex=True)
     a1.step(td, dist, where='post')
-    a1.axhline(2, color='g', ls=':', label='default W-R distance')
+    a1.axhline(designed.wr_distance(run.manifest.get('parameters')), color='g', ls=':',
+               label='designed W-R distance')
     a1.set_ylabel('W - R distance')
     a1.legend(fontsize=8)
     a2.plot(tf, factor)

@@ -15,12 +15,18 @@ CAPTIONS = {
     'shifted.png': 'The achieved motion shifted back by the fitted delay lies on the ideal one (figs 20-21).',
     'stages.png': 'Where the delay is added and the gain lost: every stage of the chain on one DOF, and per '
                   'stage the measured delay and gain against the designed ones.',
-    'timebase.png': 'Reference buffer: W-R distance (default 2) and the time-base factor that keeps it there.',
+    'timebase.png': 'Reference buffer: W-R distance (designed {wr_distance}: the default distance, less the frames '
+                    'the reader clock runs ahead in real time) and the time-base factor that keeps it there.',
     'timeline.png': 'Supervisor modes and the events that changed them (planner take-overs, faults).',
     'joints.png': 'Measured joint positions and velocities.',
 }
 STATUS_COLOURS = {'transparent': ('#eef6ee', '#4a4'), 'NOT transparent': ('#fbeaea', '#c33'),
                   'not measurable': ('#fdf6e3', '#c90')}
+
+
+def _caption(figure: str, design: dict) -> str:
+    """A figure's caption, with the run's designed values where it names them."""
+    return CAPTIONS.get(figure, figure).format(wr_distance=design.get('wr_distance', '?'))
 
 
 def _e(v) -> str:
@@ -99,7 +105,7 @@ def render(title: str, verdict: str, status: str, summary: dict, numbers: dict, 
            notes: list[str], validity=None, stages: list[dict] | None = None, findings: dict | None = None,
            accounting: list[dict] | None = None, design: dict | None = None) -> str:
     figs = ''.join(f'<figure><img src="{_e(f)}" alt="{_e(f)}">'
-                   f'<figcaption>{_e(CAPTIONS.get(f, f))}</figcaption></figure>' for f in figures)
+                   f'<figcaption>{_e(_caption(f, design or {}))}</figcaption></figure>' for f in figures)
     ev = ''.join(f'<tr><td>{t:.4f}</td><td>{_e(src)}</td><td>{_e(name)}</td>'
                  f'<td>{_e(msg)}</td></tr>' for t, src, name, msg in events[:200])
     note_html = ''.join(f'<li>{_e(n)}</li>' for n in notes)

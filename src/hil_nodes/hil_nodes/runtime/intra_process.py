@@ -111,13 +111,13 @@ class IntraProcessBus:
     def _serve_all(self, topic: _Topic) -> None:
         by_bus = bool(topic.publishers) and not topic.on_dds
         for sub in topic.subscriptions:
-            sub._serve(by_bus)
+            sub.serve(by_bus)
         self._rebuild(topic)
 
     def add_publisher(self, pub: IntraPublisher) -> None:
         topic = self._topic(pub.topic)
         topic.publishers.append(pub)
-        pub._bus_topic = topic
+        pub.bus_topic = topic
         if len(topic.publishers) == 1:
             self._serve_all(topic)
 
@@ -133,7 +133,7 @@ class IntraProcessBus:
     def add_subscription(self, sub: IntraSubscription) -> None:
         topic = self._topic(sub.topic)
         topic.subscriptions.append(sub)
-        sub._serve(bool(topic.publishers) and not topic.on_dds)
+        sub.serve(bool(topic.publishers) and not topic.on_dds)
         self._rebuild(topic)
         if sub.served and sub.latched and topic.last is not None:
             if sub.raw:
@@ -211,8 +211,8 @@ class IntraProcessBus:
         (module doc): they go out now, not at a next publish that may wait for that reader."""
         for topic in self._topics.values():
             for pub in topic.publishers:
-                if pub._replay and not (pub.lifecycle and not pub.inner.is_activated):
-                    pub._replay_if_read()
+                if pub.replay and not (pub.lifecycle and not pub.inner.is_activated):
+                    pub.replay_if_read()
 
     def fall_back_to_dds(self, node) -> list[tuple[str, int]]:
         """Served topics that have publishers outside the process too (a node in another process,
@@ -255,29 +255,29 @@ class IntraPublisher:
         self.latched = latched
         self._node = node
         self._always = latched and depth <= STATE_DEPTH        # a latched state
-        self._replay = deque(maxlen=REPLAY) if latched and depth > 1 else None
+        self.replay = deque(maxlen=REPLAY) if latched and depth > 1 else None
         self._bus = bus
-        self._bus_topic: _Topic | None = None
+        self.bus_topic: _Topic | None = None
         bus.add_publisher(self)
 
     def publish(self, msg) -> None:
         inner = self.inner
         if self.lifecycle and not inner.is_activated:
             return                             # as LifecyclePublisher.publish: nothing goes out
-        topic = self._bus_topic
+        topic = self.bus_topic
         self._bus.queue(topic, msg)
         # (the lifecycle check is done above for every DDS write below)
         if self._always or topic.on_dds:       # a latched state; the process's own readers are DDS ones
             _dds_publish(inner, msg)
         elif inner.get_subscription_count():   # a reader outside the process
-            self._replay_if_read()
+            self.replay_if_read()
             _dds_publish(inner, msg)
-        elif self._replay is not None:
-            self._replay.append(msg)
+        elif self.replay is not None:
+            self.replay.append(msg)
 
-    def _replay_if_read(self) -> None:
+    def replay_if_read(self) -> None:
         """A reader outside matched: the kept messages go first (history only for a transient-local one)."""
-        replay = self._replay
+        replay = self.replay
         if replay and self.inner.get_subscription_count():
             if self._outside_wants_history():
                 for old in replay:
@@ -292,7 +292,7 @@ class IntraPublisher:
     def readers(self) -> int:
         """Readers of the topic: matched outside the process (``get_subscription_count``, DDS)
         and served inside it."""
-        topic = self._bus_topic
+        topic = self.bus_topic
         inside = 0 if topic is None else len(topic.callbacks) + len(topic.raw_callbacks)
         return self.inner.get_subscription_count() + inside
 
@@ -330,19 +330,19 @@ class IntraSubscription:
         self._bus = bus
         bus.add_subscription(self)
 
-    def _serve(self, by_bus: bool) -> None:
+    def serve(self, by_bus: bool) -> None:
         self.served = by_bus
         if by_bus and self.inner is not None:
-            self.node._plain_destroy_subscription(self.inner)
+            self.node.plain_destroy_subscription(self.inner)
             self.inner = None
         elif not by_bus and self.inner is None:
-            self.inner = self.node._plain_create_subscription(self.msg_type, self.topic, self.callback,
-                                                              self.qos, raw=self.raw, **self._kwargs)
+            self.inner = self.node.plain_create_subscription(self.msg_type, self.topic, self.callback,
+                                                             self.qos, raw=self.raw, **self._kwargs)
 
     def destroy(self) -> None:
         self._bus.remove_subscription(self)
         if self.inner is not None:
-            self.node._plain_destroy_subscription(self.inner)
+            self.node.plain_destroy_subscription(self.inner)
             self.inner = None
 
     @property

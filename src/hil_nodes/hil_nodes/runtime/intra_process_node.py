@@ -6,7 +6,7 @@ from __future__ import annotations
 from rclpy.qos import QoSProfile
 
 from hil_nodes.runtime.intra_process import (BUS, NODE_DESTROYED, IntraPublisher, IntraSubscription, eligible,
-                                     is_latched)
+                                             is_latched)
 from hil_nodes.runtime.served import counted
 
 
@@ -77,9 +77,9 @@ class IntraProcessNode:
             return True
         return super().destroy_subscription(subscription)
 
-    # the plain rclpy entities behind an IntraSubscription
-    def _plain_create_subscription(self, msg_type, topic, callback, qos, **kwargs):
+    # the plain rclpy entities behind an IntraSubscription (which calls these two)
+    def plain_create_subscription(self, msg_type, topic, callback, qos, **kwargs):
         return super().create_subscription(msg_type, topic, counted(callback), qos, **kwargs)
 
-    def _plain_destroy_subscription(self, subscription) -> bool:
+    def plain_destroy_subscription(self, subscription) -> bool:
         return super().destroy_subscription(subscription)

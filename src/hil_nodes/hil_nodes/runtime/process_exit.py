@@ -15,6 +15,7 @@ import signal
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 
 from hil_nodes import qos, topics
+from hil_nodes.msgs.convert import diagnostic_status
 
 
 def describe_exit(returncode: int | None) -> str:
@@ -30,11 +31,8 @@ def describe_exit(returncode: int | None) -> str:
 
 
 def process_exit_message(process: str, nodes, returncode: int | None) -> DiagnosticArray:
-    msg = DiagnosticArray()
     how = describe_exit(returncode)
-    msg.status = [DiagnosticStatus(level=DiagnosticStatus.ERROR, name=str(n), hardware_id=process, message=how)
-                  for n in nodes]
-    return msg
+    return DiagnosticArray(status=[diagnostic_status(DiagnosticStatus.ERROR, str(n), how, process, {}) for n in nodes])
 
 
 class ProcessExitReporter:

@@ -4,7 +4,7 @@ is to the controller manager's update loop (docs/hybrid5.md, "Real time").
 Why: hybrid5's computed-torque law runs at 10 kHz (seed 003: on the robot's FPGA). Over
 messages a cycle costs a /joint_states publish, a callback and an effort publish between two
 nodes: ~600 cycles per wall second here, so in real time every frame of the drives came late
-(issue 15). A controller node whose law must run at the drives' step rate offers it here under
+(the real-time targets were missed). A controller node whose law must run at the drives' step rate offers it here under
 its command topic; mock drives of the same process that emulate a forward command controller on
 that topic take it when they run in real time, and call it once per plant step with the joints
 they measured, instead of holding the last command over the frame. The law's outputs go through

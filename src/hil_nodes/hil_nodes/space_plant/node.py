@@ -23,7 +23,7 @@ import time
 from collections import deque
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
@@ -33,69 +33,26 @@ from std_msgs.msg import Float64MultiArray, String
 from hil_core.iiwa.kinematics import JOINT_NAMES, default_urdf
 from hil_core.supervision.modes import HilMode
 from hil_core.maths.rotations import quat_to_matrix
-from hil_core.space.control import ControlGains
-from hil_core.space.model import FreeFloatingModel, SatelliteParams, euler_zyx_to_matrix
+from hil_core.space.model import FreeFloatingModel, euler_zyx_to_matrix
 from hil_core.space.phases import SpacePhases
 from hil_core.space.plant import SpacePlant
 from hil_nodes import qos, topics
-from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
 from hil_nodes.msgs.convert import (array_to_pose, array_to_twist, joint_positions, joint_velocities,
-                               ns_to_stamp, pose_to_array, stamp_to_ns)
+                                    ns_to_stamp, pose_to_array, stamp_to_ns, status_array)
 from hil_nodes.runtime.runner import main_for
+from hil_nodes.space_plant import params
 from hil_nodes.space_plant.markers import satellite_markers
 from hil_nodes.msgs.tf_publisher import SpaceTf
 
-EE_DES = [1.448, -0.236, 0.094]            # seed 002 desired EE + our mount offset (docs)
-EE_DES_EULER_DEG = [-88.38, -37.27, -56.99]
-G3 = dict(length=3)
 
-
-class SpacePlantNode(HilLifecycleNode):
-    # statuses "space_plant: plant": the simulated satellite and the arm's control law
-    STATUS_TASK = 'plant'
-    PARAMS = (
-        Param('urdf', str, '', "iiwa URDF ('' = urdf/iiwa14.urdf of the source tree)"),
-        Param('satellite_mass', float, 100.0, 'satellite mass (kg), seed 002: 100', range=(1e-3, 1e6)),
-        Param('satellite_inertia', 'float[]', [2.83, 6.08, 7.42, 0.0, 0.0, 0.0],
-              'Ixx Iyy Izz Ixy Ixz Iyz about the satellite CoM (kg m^2), seed 002', length=6, range=(-1e6, 1e6)),
-        Param('mount_xyz', 'float[]', [0.5, 0.0, 0.0], 'r_q: arm base in satellite axes (m)', range=(-100.0, 100.0), **G3),
-        Param('mount_rpy', 'float[]', [0.0, 1.5707963267948966, 0.0], 'arm base orientation R_q (rad)',
-              range=(-7.0, 7.0), **G3),
-        Param('kv', 'float[]', [1.0] * 3, 'K_v (1/s), eq. 10', range=(0.0, 100.0), **G3),
-        Param('kw', 'float[]', [1.0] * 3, 'K_w (1/s), eq. 10', range=(0.0, 100.0), **G3),
-        Param('ki_v', 'float[]', [0.5] * 3, 'integral gains, position (1/s^2); 0 = seed P law', range=(0.0, 100.0), **G3),
-        Param('ki_w', 'float[]', [0.5] * 3, 'integral gains, orientation (1/s^2)', range=(0.0, 100.0), **G3),
-        Param('kd', float, 0.0, 'derivative gain (s)', range=(0.0, 10.0)),
-        Param('integral_limit', float, 0.5, 'anti-windup bound per axis', range=(0.0, 100.0)),
-        Param('orientation_error', str, 'euler_zyx', 'eq. 10 Euler difference or rotation vector',
-              choices=('euler_zyx', 'rotvec')),
-        Param('sigma_threshold', float, 0.05, 'damping starts below this sigma_min of J_d', range=(0.0, 10.0)),
-        Param('lambda_max', float, 0.05, 'maximum damping of the pseudo-inverse', range=(0.0, 10.0)),
-        Param('velocity_scale', float, 0.5, 'fraction of the URDF joint velocity limits', range=(0.01, 1.0)),
-        Param('acceleration_max', 'float[]', [5.0] * 7, 'joint acceleration limits (rad/s^2)', length=7,
-              range=(0.01, 1000.0)),
-        Param('position_margin', float, 0.05, 'joint limit margin (rad)', range=(0.0, 0.5)),
-        Param('use_measured_velocity', bool, True, 'use JointState.velocity when present'),
-        Param('velocity_cutoff_hz', float, 50.0, 'low-pass of the derivative when no velocity is measured',
-              range=(0.1, 1000.0)),
-        Param('setpoint_position', 'float[]', EE_DES, 'desired inertial EE position (m)', range=(-1e3, 1e3), **G3),
-        Param('setpoint_euler_zyx_deg', 'float[]', EE_DES_EULER_DEG, 'desired EE attitude [z, y, x] (deg)',
-              range=(-360.0, 360.0), **G3),
-        Param('max_gap', float, 0.05, 'largest accepted stamp gap between joint states (s)', range=(1e-4, 10.0)),
-        Param('stale_timeout', float, 0.5, 'wall s without joint states before a fault', range=(0.01, 60.0)),
-        Param('jump_margin', float, 0.02, 'rad allowed beyond v_max * dt between samples', range=(0.0, 1.0)),
-        Param('world_frame', str, 'world', 'inertial frame id'),
-        Param('satellite_frame', str, 'satellite', 'satellite body frame id'),
-        Param('marker_every', int, 50, 'publish markers every N frames', range=(1, 100000)),
-        Param('tf_frames_rate', float, 50.0, 'rate of the arm joint frames on /tf in sample time (Hz, 0 = off; '
-              'the satellite frame goes with every sample)', range=(0.0, 1000.0)),
-        # status_period (common, base): wall s between summary statuses
-    )
+class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=params.PARAMS):
+    """Statuses "space_plant: plant": the simulated satellite and the arm's control law."""
 
     def hardware_id(self) -> str:
         return 'simulated free-floating satellite (space_plant)'   # the arm itself is the mock's or the lab's
 
-    def __init__(self, node_name: str = 'space_plant', **kwargs):
+    def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self._own_timers = []
         self._subs = []
@@ -103,9 +60,7 @@ class SpacePlantNode(HilLifecycleNode):
 
     def configure_node(self) -> None:
         p = self.p
-        sat = SatelliteParams(p.satellite_mass, tuple(p.satellite_inertia), tuple(p.mount_xyz), tuple(p.mount_rpy))
-        gains = ControlGains(tuple(p.kv), tuple(p.kw), tuple(p.ki_v), tuple(p.ki_w), p.kd, 20.0, p.integral_limit,
-                             p.orientation_error, p.sigma_threshold, p.lambda_max)
+        sat, gains = params.plant_config(p)
         self.model = FreeFloatingModel(sat, p.urdf or None)          # ValueError refuses
         self.v_max = np.asarray(self.model.model.velocityLimit[6:]) * p.velocity_scale
         self.plant = SpacePlant(self.model, gains, self.v_max, p.acceleration_max, p.velocity_cutoff_hz,
@@ -152,8 +107,7 @@ class SpacePlantNode(HilLifecycleNode):
                         self.create_timer(0.01, self._watchdog, clock=steady)]
 
     def deactivate_node(self) -> None:
-        for t in self._own_timers:
-            self.destroy_timer(t)
+        self.release(*self._own_timers)
         self._own_timers = []
         # Stop smoothly: a velocity interface keeps the last command, so send the ramp down at
         # the acceleration limits (blocking: at most v_max / a_max, a fraction of a second).
@@ -164,12 +118,9 @@ class SpacePlantNode(HilLifecycleNode):
         self.last_ns = None
 
     def cleanup_node(self) -> None:
-        for s in self._subs:
-            self.destroy_subscription(s)
+        self.release(*self._subs, self._cmd_pub, self._odom_pub, self._ee_pub, self._err_pub, self._marker_pub,
+                     self._event_pub, self._tf)
         self._subs = []
-        for pub in (self._cmd_pub, self._odom_pub, self._ee_pub, self._err_pub, self._marker_pub, self._event_pub):
-            self.destroy_lifecycle_publisher(pub)
-        self._tf.destroy()
 
     def error_node(self) -> None:
         self.deactivate_node()
@@ -177,7 +128,7 @@ class SpacePlantNode(HilLifecycleNode):
     # --- inputs --------------------------------------------------------------------------------
     def _on_mode(self, msg: String) -> None:
         old, self.mode = self.mode, msg.data
-        if old == HilMode.FAULT.value and msg.data != HilMode.FAULT.value and self.fault:
+        if old == HilMode.FAULT and msg.data != HilMode.FAULT and self.fault:
             self.get_logger().info(f'fault cleared by the supervisor ({msg.data}): restarting the control')
             self.fault = None
 
@@ -240,11 +191,8 @@ class SpacePlantNode(HilLifecycleNode):
         self._cmd_pub.publish(Float64MultiArray(data=[float(v) for v in cmd]))
 
     def _event(self, t_ns: int, name: str, why: str, level) -> None:
-        arr = DiagnosticArray()
-        arr.header.stamp = ns_to_stamp(t_ns)
-        arr.status = [DiagnosticStatus(level=level, name=name, message=why, hardware_id=self.get_name(),
-                                       values=[KeyValue(key='frames', value=str(self.frames))])]
-        self._event_pub.publish(arr)
+        self._event_pub.publish(status_array(ns_to_stamp(t_ns), level, name, why, self.get_name(),
+                                             {'frames': self.frames}))
 
     def _publish_state(self, t_ns: int, out) -> None:
         stamp = ns_to_stamp(t_ns)

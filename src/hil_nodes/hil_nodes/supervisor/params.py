@@ -1,4 +1,6 @@
-"""The supervisor's parameters (docs/supervisor.md "Parameters") and their loading.
+"""The supervisor's parameters: its Param table (the only place they are declared; the
+generated page docs/parameters/supervisor.md and config/supervisor.yaml are checked against it),
+the one mapping to the real-time health judge's ``HealthConfig``, and their loading.
 
 The supervisor is a plain rclpy node (nobody drives its lifecycle), so a bad value cannot
 refuse a configure transition: it is reported by name, replaced by its default, and the
@@ -18,6 +20,7 @@ from hil_core.supervision.realtime_health import HealthConfig
 from hil_core.supervision.timing import HIGH_LEVEL_PERIOD
 from hil_nodes.framework.base import HilLifecycleNode, Param, ParameterError
 from hil_nodes.framework.param_sources import check_sources, unknown_parameters
+from hil_nodes.framework.param_table import ConfigFields
 
 
 def _node_list(value) -> str | None:
@@ -78,12 +81,15 @@ PARAMS = (
 )
 
 
+# the judge's field names are its own; the supervisor's say they are the health judgement's
+HEALTH_CONFIG = ConfigFields(HealthConfig, renamed={
+    'window': 'health_window', 'warn_fraction': 'health_warn_fraction', 'fault_fraction': 'health_fault_fraction',
+    'min_samples': 'health_min_samples', 'min_span': 'health_min_span'})
+
+
 def health_config(p: SimpleNamespace) -> HealthConfig:
-    return HealthConfig(window=p.health_window, warn_fraction=p.health_warn_fraction,
-                        fault_fraction=p.health_fault_fraction, min_samples=p.health_min_samples,
-                        min_span=p.health_min_span,
-                        saturation_warn_s=p.saturation_warn_s, saturation_fault_s=p.saturation_fault_s,
-                        frame_period=p.frame_period)
+    """The real-time health judge's configuration for the values ``p``."""
+    return HEALTH_CONFIG.build(p)
 
 
 def load_parameters(node) -> tuple[SimpleNamespace, list[str]]:

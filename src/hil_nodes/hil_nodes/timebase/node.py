@@ -34,55 +34,25 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
+from rclpy.clock import Clock, ClockType
 from rosgraph_msgs.msg import Clock as ClockMsg
 from trajectory_msgs.msg import JointTrajectory
 
-from hil_core.hexaslide import JOINT_NAMES
-from hil_core.timebase import PREFILTERS, TimeBaseConfig, TimeBaseEngine, hexaslide_ik
+from hil_core.timebase import TimeBaseEngine, hexaslide_ik
 from hil_core.timebase import warm_up as timebase_warm_up
 from hil_core.timebase.realtime_frames import due_frame
-from hil_core.supervision.timing import HIGH_LEVEL_PERIOD, SEGMENTATION_PERIOD, SERVO_PERIOD
 from hil_nodes import qos, topics
 from hil_nodes.msgs import convert
-from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, Param
+from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
 from hil_nodes.runtime.runner import main_for
+from hil_nodes.timebase import params
 
 
-class TimebaseNode(HilLifecycleNode):
-    # statuses "timebase: buffer": the reference buffer: W-R distance, time-base factor, holding
-    STATUS_TASK = 'buffer'
-    PARAMS = (
-        Param('robot', str, 'hexaslide_scaled', 'geometry for the inverse kinematics (or a yaml path)'),
-        Param('joint_names', 'str[]', list(JOINT_NAMES), 'joint names of the command, IK order', length=6),
-        Param('move_time', float, HIGH_LEVEL_PERIOD, 'T: high-level period = one move (s)', range=(1e-4, 1.0)),
-        Param('segmentation_time', float, SEGMENTATION_PERIOD, 'h: segmentation move time (s), T/h integer',
-              range=(1e-5, 1.0)),
-        Param('servo_period', float, SERVO_PERIOD, 'Ts: servo period (s), h/Ts integer', range=(1e-5, 1.0)),
-        Param('buffer_size', int, 6, 'ring buffer slots (poses)', range=(3, 64)),
-        Param('default_distance', int, 2, 'default W-R index distance (poses)', range=(1, 32)),
-        Param('time_base_control', bool, True, 'adapt the interpolation time per servo cycle'),
-        Param('time_base_step', float, 0.01, 'time-base step, fraction of the servo period (1/step integer)',
-              range=(0.001, 0.1)),
-        Param('gentle_steps', int, 2, 'time-base steps allowed before escalating', range=(1, 50)),
-        Param('max_steps', int, 10, 'bound of the time-base distortion in steps', range=(1, 50)),
-        Param('patience', int, 4, 'servo cycles outside the default before escalating', range=(1, 1000)),
-        Param('prefilter', str, 'exact', "B-spline control points: 'exact' (cubics exact) or 'none'",
-              choices=PREFILTERS),
-        Param('max_gap_fill', int, 2, 'missing references filled by interpolation', range=(1, 16)),
-        Param('extrapolate_moves', int, 1, 'underrun: moves continued at constant velocity before holding',
-              range=(0, 4)),
-        Param('lead_frames', int, 1, 'real time: frames the reader clock runs ahead of the wall clock '
-              '(each message then also repeats the previous frame: 8 points)', range=(0, 1)),
-        Param('frame_wait', float, 1.0, 'real time: how long a frame waits past its time for its own '
-              'reference, as a fraction of the lead (the message still reaches the drives in time)',
-              range=(0.0, 1.0)),
-        Param('max_catchup', int, 4, 'real time: late frames produced at once before frames are skipped',
-              range=(1, 100)),
-        # status_period (common, base): wall s between metric statuses
-        Param('warn_interval', float, 1.0, 'wall s between repeated warnings of one kind', range=(0.0, 60.0)),
-    )
+class TimebaseNode(HilLifecycleNode, name='timebase', task='buffer', params=params.PARAMS):
+    """Statuses "timebase: buffer": the reference buffer: W-R distance, time-base factor,
+    holding."""
 
-    def __init__(self, node_name: str = 'timebase', **kwargs):
+    def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self.engine = None
         self._io = []
@@ -94,12 +64,7 @@ class TimebaseNode(HilLifecycleNode):
     # --- lifecycle ---------------------------------------------------------------------------
     def configure_node(self) -> None:
         p = self.p
-        self.cfg = TimeBaseConfig(
-            move_time=p.move_time, segmentation_time=p.segmentation_time, servo_period=p.servo_period,
-            buffer_size=p.buffer_size, default_distance=p.default_distance, step=p.time_base_step,
-            gentle_steps=p.gentle_steps, max_steps=p.max_steps, patience=p.patience,
-            time_base_control=p.time_base_control, prefilter=p.prefilter, max_gap_fill=p.max_gap_fill,
-            extrapolate_moves=p.extrapolate_moves)          # ValueError -> configure refused
+        self.cfg = params.timebase_config(p)          # ValueError -> configure refused
         # the engine's compiled kernels are loaded (or compiled) here, never at activation: a
         # node blocked in a transition sends no heartbeat, and the supervisor would call it dead
         timebase_warm_up()
@@ -114,9 +79,7 @@ class TimebaseNode(HilLifecycleNode):
         # a frame's message is first needed lead_frames after its time: it waits for its own
         # reference up to that long (hil_core.timebase.realtime_frames)
         self.wait_ns = int(p.frame_wait * self.lead_ns)
-        # the W-R index distance at the designed delay: a reader clock lead_frames ahead reads
-        # that many poses further on (the delay, reader clock - reproduced stamp, stays the same)
-        self.expected_distance = p.default_distance - (0 if p.lockstep else p.lead_frames)
+        self.expected_distance = params.designed_distance(p)
         n_out = self.cfg.servo_per_move * (1 + (p.lead_frames if not p.lockstep else 0))
         self.out_times = np.arange(1, n_out + 1) * p.servo_period
         self._messages = convert.TrajectoryMessages(p.joint_names, p.servo_period)
@@ -139,7 +102,7 @@ class TimebaseNode(HilLifecycleNode):
         self._delays = []
         self._prev_out = None
         self._own_timers = [self.create_timer(self.p.status_period, self._report,
-                                          clock=self._steady_clock())]
+                                              clock=Clock(clock_type=ClockType.STEADY_TIME))]
         if not self.p.lockstep:
             # a slow watch while references come (they drive the frames); the frame-rate timer
             # exists only while they do not (drain, then hold), as an idle 400 Hz timer costs
@@ -151,58 +114,54 @@ class TimebaseNode(HilLifecycleNode):
     def deactivate_node(self) -> None:
         # nothing further is commanded: the drives hold the last setpoint, which is at rest
         # when the supervisor stopped the references first (the normal mode flow)
-        for t in self._own_timers:
-            self.destroy_timer(t)
+        self.release(*self._own_timers, getattr(self, '_fallback_timer', None))
         self._own_timers = []
-        if getattr(self, '_fallback_timer', None) is not None:
-            self.destroy_timer(self._fallback_timer)
-            self._fallback_timer = None
+        self._fallback_timer = None
         self._report()
         self.engine = None
 
     def cleanup_node(self) -> None:
-        for sub in self._io:
-            self.destroy_subscription(sub)
+        self.release(*self._io, self.pub)
         self._io = []
-        self.destroy_lifecycle_publisher(self.pub)
 
-    error_node = deactivate_node
-
-    def _steady_clock(self):
-        from rclpy.clock import Clock, ClockType
-        return Clock(clock_type=ClockType.STEADY_TIME)
+    def error_node(self) -> None:
+        self.deactivate_node()
 
     # --- inputs ------------------------------------------------------------------------------
-    def _problem(self, kind: str, level: int, message: str) -> None:
-        self.counters[kind] = self.counters.get(kind, 0) + 1
-        if self.due(kind, self.p.warn_interval):
-            self.get_logger().warning(message)
-            self.status(level, message, **self._metrics())
-
     def _on_reference(self, msg: PoseStamped) -> None:
         if not self.active or self.engine is None:
             return
         stamp_ns = convert.stamp_to_ns(msg.header.stamp)
         pose = convert.pose_to_array(msg.pose)
+        # a refused reference is counted, and told with the metrics at most once per the node's
+        # warn_interval for its kind
         if not np.all(np.isfinite(pose)) or np.linalg.norm(pose[3:]) < 1e-9:
-            self._problem('invalid', WARN, f'refused a non-finite reference (stamp {stamp_ns * 1e-9:.6f} s)')
+            self.counters['invalid'] += 1
+            self.report_problem('invalid', WARN, f'refused a non-finite reference (stamp {stamp_ns * 1e-9:.6f} s)',
+                                interval=self.p.warn_interval, log=True, figures=self._metrics)
             return
         if not self.engine.started:
             try:
                 self.epoch_ns = stamp_ns
                 self.engine.start(pose, 0.0)
             except ValueError as exc:
-                self._problem('invalid', ERROR, f'cannot start at the first reference: {exc}')
+                self.counters['invalid'] += 1
+                self.report_problem('invalid', ERROR, f'cannot start at the first reference: {exc}',
+                                    interval=self.p.warn_interval, log=True, figures=self._metrics)
                 return
             self.status(OK, 'started at the first reference', **self._metrics())
         else:
             result = self.engine.write(pose, (stamp_ns - self.epoch_ns) * 1e-9)
             if result == 'stale':
-                self._problem('stale', WARN, f'refused a duplicate or out-of-order reference '
-                                             f'(stamp {stamp_ns * 1e-9:.6f} s)')
+                self.counters['stale'] += 1
+                self.report_problem('stale', WARN, f'refused a duplicate or out-of-order reference '
+                                                   f'(stamp {stamp_ns * 1e-9:.6f} s)',
+                                    interval=self.p.warn_interval, log=True, figures=self._metrics)
                 return
             if result == 'invalid':
-                self._problem('invalid', WARN, 'refused an invalid reference')
+                self.counters['invalid'] += 1
+                self.report_problem('invalid', WARN, 'refused an invalid reference', interval=self.p.warn_interval,
+                                    log=True, figures=self._metrics)
                 return
             if result.startswith('filled'):
                 self.counters['filled'] += int(result.split(':')[1])
@@ -241,7 +200,7 @@ class TimebaseNode(HilLifecycleNode):
 
     def _fallback_tick(self) -> None:
         if self._references_flow() and self._fallback_timer is not None:
-            self.destroy_timer(self._fallback_timer)
+            self.release(self._fallback_timer)
             self._fallback_timer = None
         self._on_tick()
 
@@ -269,11 +228,8 @@ class TimebaseNode(HilLifecycleNode):
     def _produce(self, frame_ns: int) -> None:
         if self.last_frame_ns is not None and frame_ns <= self.last_frame_ns:
             return
-        t0 = self._cycle.begin()
-        try:
+        with self._cycle():
             self._produce_frame(frame_ns)
-        finally:
-            self._cycle.end(t0)
 
     def _produce_frame(self, frame_ns: int) -> None:
         rel = (frame_ns + self.lead_ns - self.epoch_ns) * 1e-9     # the reader clock

@@ -12,60 +12,69 @@ controller's reset. While the watchdog brakes, the law is not asked (command mes
 looked at either). After the frame the law may publish what it publishes once a frame. Lockstep
 never links: each control cycle stays a frame of messages.
 
-A mixin of ``MockHardwareNode``: it uses the node's command topic, plant, controller, watchdog and
-frame time.
+``ServoLink`` is a plain object the mock hardware node owns: it keeps the law it took, and is
+handed the command topic, the node's plant, controller, watchdog and frame time as it needs them.
 """
 from __future__ import annotations
+
+from typing import Callable
 
 from hil_nodes.runtime import servo_link
 
 
-class ServoLinkStepping:
-    _linked_law = None
+class ServoLink:
+    """The law taken from the drives' command topic (the module docstring)."""
 
-    def _servo_law(self):
-        """The law offered on the command topic (attached / detached as it comes and goes), or
-        None: then the frame runs on the commands that came as messages."""
-        law = None
-        if self.p.servo_link and not self.p.lockstep and not self.robot.spec.trajectory:
-            law = servo_link.offered(self.command_topic)
-        if law is not self._linked_law:
-            self._unlink()
+    def __init__(self, log):
+        self._log = log                  # the node's logger
+        self.law = None                  # the law the drives took, or None
+
+    def take(self, command_topic: str, enabled: bool, steps: int, hold: Callable[[], None]):
+        """The law offered on ``command_topic`` now (attached / detached as it comes and goes),
+        or None: then the frame runs on the commands that came as messages. ``enabled``: the
+        drives may take one (real time, servo_link, a forward command controller); ``steps``:
+        plant steps per frame (told in the log); ``hold``: see ``let_go``."""
+        law = servo_link.offered(command_topic) if enabled else None
+        if law is not self.law:
+            self.let_go(hold)
             if law is not None:
                 law.attach()
-                self.get_logger().info(f'running the control law offered on {self.command_topic} at every '
-                                       f'plant step ({self.m} per frame)')
-            self._linked_law = law
+                self._log.info(f'running the control law offered on {command_topic} at every '
+                               f'plant step ({steps} per frame)')
+            self.law = law
         return law
 
-    def _unlink(self) -> None:
-        """Let the law go. Its last output was the command of one step, not a command to hold:
-        the drives stop by themselves (NaN) until a command message comes. Held, a saturated
-        table torque of the law's last step ran the table away at 150 rad/s^2 for the watchdog's
-        50 ms when the controller was deactivated after a FAULT."""
-        if self._linked_law is not None:
-            self._linked_law.detach()
-            self._linked_law = None
-            self.controller.hold(self._rel(self.t_ns))
+    def let_go(self, hold: Callable[[], None]) -> None:
+        """Let the law go, and ``hold()`` the controller. Its last output was the command of one
+        step, not a command to hold: the drives stop by themselves (NaN) until a command message
+        comes. Held, a saturated table torque of the law's last step ran the table away at
+        150 rad/s^2 for the watchdog's 50 ms when the controller was deactivated after a FAULT."""
+        if self.law is not None:
+            self.law.detach()
+            self.law = None
+            hold()
 
-    def _step_linked(self, law) -> None:
-        """The frame's plant steps, each commanded by the law from the joints measured before it."""
-        step_ns = self.frame_ns // self.m
-        plant, controller = self.plant, self.controller
+    def step_frame(self, t_ns: int, frame_ns: int, steps: int, h: float, rel: Callable[[int], float],
+                   plant, controller, watchdog, refuse: Callable) -> None:
+        """The frame from ``t_ns`` in ``steps`` plant steps of ``h`` s, each commanded by the law from
+        the joints measured before it (``rel``: ns to the controller's time; ``refuse(verdict,
+        t_ns)``: the node counts and tells a refused output)."""
+        law = self.law
+        step_ns = frame_ns // steps
         positions = getattr(plant, 'positions', None) or (lambda: plant.states()['position'])
-        for i in range(self.m):
-            t_ns = self.t_ns + i * step_ns
-            now = self._rel(t_ns)
-            if not self._watchdog.braking:
-                u = law.cycle(t_ns, positions())
+        for i in range(steps):
+            step_t_ns = t_ns + i * step_ns
+            now = rel(step_t_ns)
+            if not watchdog.braking:
+                u = law.cycle(step_t_ns, positions())
                 if u is not None:
-                    verdict = controller.accept(u, t_ns)
+                    verdict = controller.accept(u, step_t_ns)
                     if verdict.accepted:
-                        self._watchdog.command_ok()
+                        watchdog.command_ok()
                         controller.apply(verdict.entry, now, now, plant.states)
                     else:
-                        self._refuse(verdict, t_ns)
+                        refuse(verdict, step_t_ns)
                 else:
                     controller.hold(now)          # no command for this step: the drives' own stop
-            plant.step(self.h, controller.commands(now, 1, self.h))
-        law.frame_done(self.t_ns + self.frame_ns)
+            plant.step(h, controller.commands(now, 1, h))
+        law.frame_done(t_ns + frame_ns)

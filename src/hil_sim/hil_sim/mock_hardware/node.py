@@ -1,10 +1,11 @@
 """Generic mock hardware: the hardware-interface side of ros2_control with a plant model behind it
 (docs/mock_hardware.md). One node serves every robot: hexapod drives, iiwa, hybrid5.
 
-The robot is data (``hil_sim.mock_hardware.setup``): joints, interfaces, limits and initial
-values from the URDF's ``<ros2_control>`` block, the emulated controller (Kilted
-joint_trajectory_controller or forward_command_controller acceptance) from the controllers
-YAML, the plant (``hil_core.drives.plants``) and its gains from parameters.
+The robot is data (``hil_sim.mock_hardware.setup``, from the parameters of ``params.py``):
+joints, interfaces, limits and initial values from the URDF's ``<ros2_control>`` block, the
+emulated controller (Kilted joint_trajectory_controller or forward_command_controller
+acceptance) from the controllers YAML, the plant (``hil_core.drives.plants``) and its gains
+from parameters.
 
 One frame cycle for every plant and clock: read (``/clock`` in lockstep or scaled time,
 ``/joint_states`` stamped t_k) -> take the frame's command -> write (the controller's command
@@ -13,9 +14,12 @@ JointTrajectory stamped t_k, or the next Float64MultiArray: pairing by arrival),
 holds a late one, re-publishes t_0 until the first command; real time at time_scale 1 runs on
 the wall-time grid of the node clock (no ``/clock``), a command applying in its frame of
 arrival; another time_scale runs on sim time paced by the steady clock. Refusals are counted by
-layer (stock rules, guard) and dropped; the hardware-side watchdog (``hil_sim.mock_hardware.watchdog``)
-makes the controlled stop. Waiting is state checked on arrival and on a steady timer, never a
-blocking call, so the executor keeps serving services.
+layer (stock rules, guard) and dropped. Waiting is state checked on arrival and on a steady
+timer, never a blocking call, so the executor keeps serving services.
+
+The node owns plain collaborators, each handed what it needs: ``FramePacing`` (pacing.py: which
+frame a command is for, and when a frame is due), ``ServoLink`` (link.py: a control law in the
+drives' loop), ``HardwareWatchdog`` (watchdog.py: the controlled stop), ``judge`` (commands.py).
 """
 from __future__ import annotations
 
@@ -29,29 +33,30 @@ from trajectory_msgs.msg import JointTrajectory
 
 from hil_nodes import qos, topics
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError
-from hil_nodes.msgs.convert import ns_to_stamp, plain_trajectory_from_msg, trajectory_from_msg
+from hil_nodes.msgs.convert import ns_to_stamp
 from hil_nodes.runtime.grid_timer import DRIVES_OFFSET_NS, create_grid_timer
 from hil_nodes.runtime.runner import main_for
+from hil_sim.mock_hardware.commands import judge
 from hil_sim.mock_hardware.watchdog import PARAMS as WATCHDOG_PARAMS, HardwareWatchdog
-from hil_sim.mock_hardware.link import ServoLinkStepping
-from hil_sim.mock_hardware.pacing import MAX_CATCHUP, REPUBLISH_PERIOD, FramePacing  # noqa: F401
-from hil_sim.mock_hardware.setup import PARAMS, REBUILD_EXEMPT, build, load_robot, system_mock  # noqa: F401
+from hil_sim.mock_hardware.link import ServoLink
+from hil_sim.mock_hardware.pacing import FramePacing
+from hil_sim.mock_hardware import params
+from hil_sim.mock_hardware.setup import build, load_robot, system_mock  # noqa: F401 (system_mock: tests)
 
-MAX_PENDING = 64            # future-stamped commands kept in lockstep
 WATCHDOG_NAMES = {w.name for w in WATCHDOG_PARAMS}
 
 
-class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
-    PARAMS = PARAMS
-    # statuses "<node>: drives" (frame counters, refusals, watchdog), hardware_id the simulated hardware
-    STATUS_TASK = 'drives'
+class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', params=params.PARAMS):
+    """Statuses "<node>: drives" (frame counters, refusals, watchdog), hardware_id the
+    simulated hardware."""
 
-    def __init__(self, node_name: str = 'mock_hardware', **kwargs):
+    def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self._own_timers = []
         self._frame_timer = None
         self._sub = None
         self.plant = None
+        self._link = ServoLink(self.get_logger())
 
     def check_parameters(self, p) -> str | None:
         if not p.lockstep and p.time_scale <= 0.0:
@@ -61,13 +66,14 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
     def apply_parameters(self, changed: set[str]) -> None:
         if self.active:        # only dynamic ones get here while active
             if 'time_scale' in changed and not self.p.lockstep:
+                self._pacing.restart_scaled()
                 self._start_frame_timer()
             return
-        if changed - REBUILD_EXEMPT:
+        if changed - params.REBUILD_EXEMPT:
             try:              # inactive: rebuild from the new values (the simulation restarts)
                 if changed & WATCHDOG_NAMES:
-                    self._watchdog.destroy()
-                    self._make_watchdog()
+                    self.release(self._watchdog)
+                    self._watchdog = HardwareWatchdog(self, len(self.robot.hardware.joints))
                 self._build_state()
             except ParameterError as exc:
                 self.status(ERROR, f'new parameters not applied: {exc}')
@@ -76,7 +82,7 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
     def configure_node(self) -> None:
         p = self.p
         self.robot = load_robot(p)
-        self._make_watchdog()
+        self._watchdog = HardwareWatchdog(self, len(self.robot.hardware.joints))
         self._build_state()
         spec = self.robot.spec
         # a simulated clock exists in lockstep and in scaled real time; real time at pace 1 runs on
@@ -93,29 +99,18 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
         self._cycle = self.cycle_monitor('frame', p.frame_period)
         self._joint_names = list(self.robot.hardware.joint_names)
 
-    def _make_watchdog(self) -> None:
-        try:
-            self._watchdog = HardwareWatchdog(self, len(self.robot.hardware.joints))
-        except ValueError as exc:
-            raise ParameterError(str(exc)) from None
-
     def _build_state(self) -> None:
         p = self.p
         self.plant, self.controller, self.m = build(p, self.robot, self._watchdog.deceleration)
         self.h = self.plant.step_size
         self.frame_ns = int(round(p.frame_period * 1e9))
         self.start_ns = int(round(p.start_time * 1e9))
-        self.k = 0
-        self.started = False
+        self.k, self.started = 0, False
         self.frames = self.late_commands = self.stale_commands = self.overruns = 0
         self.refused = {'controller': 0, 'guard': 0}
         self.last_refusal = ''
-        self._pending: dict[int, object] = {}
-        self._last_key = -self.frame_ns                           # lockstep pairing by arrival
-        self._queued: list[tuple[int, int, object]] = []         # real time: (apply at, stamp, entry)
         self._last_valid_ns = None                               # lockstep: frame of the last valid command
-        self._frame_wall = time.monotonic()
-        self._run_wall0 = None
+        self._pacing = FramePacing(self.frame_ns)
         self._late_since_status = 0
 
     @property
@@ -142,13 +137,13 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
                 poll = min(poll, max(self.p.frame_period / self.p.time_scale / 2.0, 5e-4))
             self._own_timers.append(self.create_timer(poll, self._poll, clock=steady))
         else:
+            self._pacing.restart_scaled()
             self._start_frame_timer()
 
     def _start_frame_timer(self) -> None:
         if self._frame_timer is not None:
             self.destroy_timer(self._frame_timer)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self._rt_wall0 = None       # wall reference of the real-time pace (reset on a new pace)
         if self.p.time_scale == 1.0 and not self.sim_clock:
             # the frame that just ended is integrated and its state published just after the grid
             # instant its stamp names (a random phase published it up to a frame late)
@@ -160,23 +155,14 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
 
     def deactivate_node(self) -> None:
         # The simulated world freezes: sim time stops, the plant keeps its state.
-        self._unlink()
-        for timer in self._own_timers:
-            self.destroy_timer(timer)
-        self._own_timers = []
-        if self._frame_timer is not None:
-            self.destroy_timer(self._frame_timer)
-            self._frame_timer = None
+        self._link.let_go(self._hold)
+        self.release(*self._own_timers, self._frame_timer)
+        self._own_timers, self._frame_timer = [], None
         self._publish_status()
 
     def cleanup_node(self) -> None:
-        self._watchdog.destroy()
-        if self._sub is not None:
-            self.destroy_subscription(self._sub)
-            self._sub = None
-        for pub in (self._clock_pub, self._js_pub):
-            if pub is not None:
-                self.destroy_lifecycle_publisher(pub)
+        self.release(self._watchdog, self._sub, self._clock_pub, self._js_pub)
+        self._sub = None
 
     def error_node(self) -> None:
         self.deactivate_node()
@@ -193,6 +179,10 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
         """The emulated controller's now: sim time (the frame) or the wall clock."""
         return self.t_ns if self.sim_clock else self.now_ns()
 
+    def _hold(self) -> None:
+        """The controller holds from the current frame (the drives' own stop for a forward command)."""
+        self.controller.hold(self._rel(self.t_ns))
+
     # --- commands ------------------------------------------------------------------------------
     def _on_command(self, msg) -> None:
         if not self.active:
@@ -202,18 +192,7 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
             if p.lockstep:               # looked at; in lockstep it only paces the braking frames
                 self._step()
             return
-        if self.robot.spec.trajectory:
-            now = self._controller_now()
-            # the common command decided on arrays; anything else (and every refusal) by the full check
-            plain = plain_trajectory_from_msg(msg)
-            verdict = None if plain is None else self.controller.accept_plain(plain, now)
-            if verdict is None:
-                traj = trajectory_from_msg(msg)
-                stamp, verdict = traj.stamp_ns, self.controller.accept(traj, now)
-            else:
-                stamp = plain.stamp_ns
-        else:
-            stamp, verdict = 0, self.controller.accept(msg.data, self._controller_now())
+        stamp, verdict = judge(self.controller, msg, self.robot.spec.trajectory, self._controller_now())
         if verdict.accepted:
             self._watchdog.command_ok()
         else:
@@ -223,28 +202,19 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
                 # its place made it hold, then the valid one was dropped as a duplicate: a jump);
                 # forward commands pair by arrival: a refused one still uses up its frame
                 return
-        entry = verdict.entry
         if not p.lockstep:
             # applied in the frame of arrival (after the frames still due before it)
-            arrival = (self.t_ns if self.sim_clock else
-                       self.now_ns() // self.frame_ns * self.frame_ns)
-            self._queued.append((arrival, stamp, entry))
+            self._pacing.queue(self.t_ns if self.sim_clock else self.now_ns() // self.frame_ns * self.frame_ns,
+                               stamp, verdict.entry)
             self._apply_queued()
             return
-        if self.robot.spec.trajectory:
-            key = self.t_ns if stamp == 0 else stamp     # stamp 0 = "now" (JTC convention)
-        else:
-            key = max(self.t_ns, self._last_key + self.frame_ns)   # the next frame without a command
-        if key < self.t_ns or key in self._pending:
+        key = self._pacing.frame_of(stamp if self.robot.spec.trajectory else None, self.t_ns)
+        if not self._pacing.hold_command(key, verdict.entry, self.t_ns):
             if verdict.accepted:                 # (a refused one is counted as refused only)
                 self.stale_commands += 1
                 self.status(WARN, f'ignored a stale or duplicate command for {key * 1e-9:.6f} s '
                                   f'(frame is at {self.t_ns * 1e-9:.6f} s)', **self._counters())
             return
-        if len(self._pending) >= MAX_PENDING:
-            self._pending.pop(min(self._pending))
-        self._pending[key] = entry
-        self._last_key = key
         self._try_advance()
 
     def _refuse(self, verdict, stamp: int) -> None:
@@ -253,10 +223,9 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
         who = f'the {self.robot.spec.name} rules' if layer == 'controller' else 'the guard'
         self.last_refusal = f'{layer}: {verdict.reason}'
         text = f'rejected command: refused by {who} ({verdict.reason}): {verdict.detail}'
-        if self.due(f'refusal {layer} {verdict.reason}', 1.0):   # counted every time; each reason told
-            # at most once per second (rclpy logs cost ~0.8 ms, see due())
+        # each reason told once per second, twice the default interval: every report logs an error too
+        if self.report_problem(f'refusal {layer} {verdict.reason}', ERROR, text, interval=1.0, figures=self._counters):
             self.get_logger().error(f'{text} (stamp {stamp * 1e-9:.6f} s)')
-            self.status(ERROR, text, **self._counters())
         if verdict.reason == 'size_mismatch':   # the controller is deactivated: the watchdog brakes
             self._watchdog_brake(self._watchdog.trip(f'{self.robot.spec.name} deactivated: {verdict.detail}'))
 
@@ -269,18 +238,73 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
         self._last_valid_ns = self.t_ns
 
     def _apply_queued(self) -> None:
-        while self._queued and self._queued[0][0] <= self.t_ns:
-            _, stamp, entry = self._queued.pop(0)
-            self._take(entry, self.t_ns if stamp == 0 else stamp)
+        while (queued := self._pacing.next_queued(self.t_ns)) is not None:
+            self._take(*queued)
 
     # --- frames --------------------------------------------------------------------------------
+    def _try_advance(self) -> None:
+        """Lockstep: integrate the frames whose command is in, as far as the pace allows."""
+        while self.active and self._pacing.has_command(self.t_ns):
+            if self._pacing.paced_out(self.frames, self.p.time_scale):
+                return
+            self._take(self._pacing.take_command(self.t_ns), self.t_ns)
+            self._step()
+
+    def _poll(self) -> None:
+        """Lockstep, on a steady timer: t_0 again before the first command; a frame whose command
+        has not come within lockstep_timeout is counted late and held (or braked)."""
+        now = time.monotonic()
+        if not self.started and not self._pacing.has_command(self.t_ns):
+            if self._pacing.republish_due(now):
+                self._publish_frame()
+            return
+        self._watchdog_brake(self._watchdog.check(commands_watched=False))
+        if self._watchdog.braking:             # braking on its own: no command is waited for
+            self._step()
+            return
+        self._try_advance()
+        if self._pacing.has_command(self.t_ns):      # waiting for pacing only
+            return
+        if self._pacing.waited(now, self.p.lockstep_timeout):
+            self.late_commands += 1
+            self._late_since_status += 1
+            reason = (f'no command for frame {self._rel(self.t_ns):.4f} s within lockstep_timeout '
+                      f'({self.p.lockstep_timeout:g} s)')
+            if not (self.p.lockstep_late == 'brake' and self._watchdog_brake(self._watchdog.trip(reason))):
+                self._hold()
+            self._step()
+
+    def _realtime_tick(self) -> None:
+        """Real time, on the frame timer: integrate the frames that are due (FramePacing)."""
+        if not self.active:
+            return
+        self._watchdog_brake(self._watchdog.check(commands_watched=self.started))
+        if self.sim_clock:       # at another pace than 1: an overrun backlog is dropped
+            overrun, due = self._pacing.scaled_due(self.frames, self.p.frame_period, self.p.time_scale)
+            self.overruns += overrun
+        else:
+            skip, due = self._pacing.grid_due(self.now_ns(), self.t_ns)
+            if skip:
+                self.overruns += skip
+                self._cycle.skipped(skip)
+                self._apply_queued()
+                self.controller.frames_skipped(self._rel(self.t_ns), self._rel(self.t_ns + skip * self.frame_ns))
+                self.k += skip
+        for _ in range(due):
+            self._apply_queued()
+            self._step()
+        if not self.sim_clock:
+            self._apply_queued()
+
+    def _servo_law(self):
+        """The law offered on the command topic, taken for this frame (link.py), or None."""
+        enabled = self.p.servo_link and not self.p.lockstep and not self.robot.spec.trajectory
+        return self._link.take(self.command_topic, enabled, self.m, self._hold)
+
     def _step(self) -> None:
         """Write the frame's command, step the plant over the frame and publish the next frame."""
-        t0 = self._cycle.begin()
-        try:
+        with self._cycle():
             self._integrate_frame()
-        finally:
-            self._cycle.end(t0)
 
     def _integrate_frame(self) -> None:
         now = self._rel(self.t_ns)
@@ -299,9 +323,9 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
             self.late_commands += 1
             self._late_since_status += 1
         if not self.p.disable_commands:
-            law = self._servo_law()
-            if law is not None:       # real time: a law of this process at every plant step
-                self._step_linked(law)
+            if self._servo_law() is not None:       # real time: a law of this process at every plant step
+                self._link.step_frame(self.t_ns, self.frame_ns, self.m, self.h, self._rel, self.plant,
+                                      self.controller, self._watchdog, self._refuse)
             else:
                 self.plant.step(self.h, self.controller.commands(now, self.m, self.h))
         self.k += 1
@@ -320,7 +344,7 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
         js.effort = states['effort'].tolist() if 'effort' in states else []
         self._js_pub.publish(js)
         self.count_published(topics.JOINT_STATES)
-        self._frame_wall = time.monotonic()
+        self._pacing.published()
 
     def _watchdog_brake(self, reason: str | None) -> bool:
         """The watchdog tripped: a controlled stop from the current command at brake_deceleration
@@ -328,15 +352,9 @@ class MockHardwareNode(FramePacing, ServoLinkStepping, HilLifecycleNode):
         next activation. False when there is nothing to do."""
         if not reason:
             return False
-        now, end = self._rel(self.t_ns), self.controller.end()
-        # A trajectory ending at this frame ends at start + time_from_start, which can round one ulp
-        # below the frame's time (t_ns - start_ns) * 1e-9; sampled at the frame it would be over
-        # (zero velocity) and the brake a dead stop. Times are whole ns: within half a ns it ends now.
-        at = end if end is not None and now - 5e-10 < end < now else now
-        self.controller.brake(at, self._watchdog.deceleration, self.plant.setpoint_period)
-        self._pending.clear()
-        self._queued.clear()
-        self._watchdog.report(ns_to_stamp(self.t_ns), reason)
+        self._pacing.drop_commands()
+        self._watchdog.brake(reason, self.controller, self._rel(self.t_ns), self.plant.setpoint_period,
+                             ns_to_stamp(self.t_ns))
         self.status(ERROR, f'watchdog: braking to rest: {reason}', **self._counters())
         return True
 

@@ -1,15 +1,20 @@
-"""When the mock drives integrate a frame (hil_sim.mock_hardware.node): the clock-mode half of the node.
+"""When the mock drives integrate a frame, and with which command (hil_sim.mock_hardware.node):
+the pace of each clock mode.
 
-* lockstep: a frame is integrated when its command is in (``_try_advance``), bounded by
-  ``time_scale``; a timer (``_poll``) re-publishes t_0 before the first command and, after
-  ``lockstep_timeout`` wall s without one, counts the frame late and holds or brakes
-  (``lockstep_late``);
-* real time at pace 1: the frames the wall clock says are due (``_realtime_tick``), a late
-  backlog above ``MAX_CATCHUP`` frames skipped and counted; at another pace the steady clock
-  scaled by ``time_scale`` (``_scaled_tick``).
+* lockstep: a frame is integrated when its command is in (``hold_command``: a stamped command
+  for the frame of its stamp, a forward command for the next frame without one), bounded by
+  ``time_scale`` (``paced_out``); before the first command t_0 is published again every
+  ``REPUBLISH_PERIOD`` (``republish_due``), and after ``lockstep_timeout`` wall s without a
+  frame the frame's command is late (``waited``): the node holds or brakes (``lockstep_late``);
+* real time: a command applies in its frame of arrival (``queue``, ``next_queued``); at pace 1
+  the frames the wall clock says are due (``grid_due``), a late backlog above ``MAX_CATCHUP``
+  frames skipped and counted; at another pace the steady clock scaled by ``time_scale``
+  (``scaled_due``).
 
-A mixin of ``MockHardwareNode``: it uses the node's state (frames, pending and queued commands,
-controller, watchdog) and its ``_step`` / ``_take`` / ``_apply_queued``.
+``FramePacing`` is a plain object the node owns: it keeps the commands waiting for their frame
+and the wall-clock references of the pace, and answers from what it is handed (frame times and
+counts, the node's parameters of the moment: ``time_scale`` changes online); the node accepts
+the commands, integrates, brakes and counts.
 """
 from __future__ import annotations
 
@@ -17,80 +22,109 @@ import time
 
 REPUBLISH_PERIOD = 0.1      # wall s between re-publications of t_0 before the first command
 MAX_CATCHUP = 4             # real time: most frames advanced in one late timer callback
+MAX_PENDING = 64            # future-stamped commands kept in lockstep
 
 
 class FramePacing:
-    def _paced_out(self) -> bool:
-        """True when advancing now would put sim time ahead of wall time * time_scale."""
-        if self.p.time_scale <= 0.0 or self._run_wall0 is None:
+    """The wall-clock references of the drives' pace (the module docstring)."""
+
+    def __init__(self, frame_ns: int):
+        self.frame_ns = frame_ns
+        self._pending: dict[int, object] = {}                 # lockstep: command entries by frame
+        self._last_key = -frame_ns                            # lockstep: frame of the last forward command
+        self._queued: list[tuple[int, int, object]] = []      # real time: (apply at, stamp, entry)
+        self.frame_wall = time.monotonic()   # when the last frame was published
+        self._run_wall0 = None               # lockstep: when the paced run started
+        self._scaled_wall0 = None            # scaled real time: the wall time of frame _scaled_frames0
+        self._scaled_frames0 = 0
+
+    def published(self) -> None:
+        """A frame was published now."""
+        self.frame_wall = time.monotonic()
+
+    def drop_commands(self) -> None:
+        """Forget every command not taken yet (the watchdog brakes)."""
+        self._pending.clear()
+        self._queued.clear()
+
+    # --- lockstep --------------------------------------------------------------------------------
+    def frame_of(self, stamp_ns: int | None, t_ns: int) -> int:
+        """The frame a command is for, the current one being ``t_ns``: its stamp's (0 = now, the
+        JTC convention), or for a forward command (``stamp_ns`` None) the next frame without one."""
+        if stamp_ns is None:
+            return max(t_ns, self._last_key + self.frame_ns)
+        return t_ns if stamp_ns == 0 else stamp_ns
+
+    def hold_command(self, key: int, entry, t_ns: int) -> bool:
+        """Keep ``entry`` for frame ``key``; False (not kept) for a stale or duplicate one."""
+        if key < t_ns or key in self._pending:
             return False
-        sim_next = (self.frames + 1) * self.frame_ns * 1e-9
-        return sim_next > (time.monotonic() - self._run_wall0) * self.p.time_scale
+        if len(self._pending) >= MAX_PENDING:
+            self._pending.pop(min(self._pending))
+        self._pending[key] = entry
+        self._last_key = key
+        return True
 
-    def _try_advance(self) -> None:
-        while self.active and self.t_ns in self._pending:
-            if self._run_wall0 is None:
-                self._run_wall0 = time.monotonic()
-            if self._paced_out():
-                return
-            self._take(self._pending.pop(self.t_ns), self.t_ns)
-            self._step()
+    def has_command(self, t_ns: int) -> bool:
+        return t_ns in self._pending
 
-    def _poll(self) -> None:
-        now = time.monotonic()
-        if not self.started and self.t_ns not in self._pending:
-            if now - self._frame_wall >= REPUBLISH_PERIOD:
-                self._publish_frame()
-            return
-        self._watchdog_brake(self._watchdog.check(commands_watched=False))
-        if self._watchdog.braking:             # braking on its own: no command is waited for
-            self._step()
-            return
-        self._try_advance()
-        if self.t_ns in self._pending:         # waiting for pacing only
-            return
-        if now - self._frame_wall > self.p.lockstep_timeout:
-            self.late_commands += 1
-            self._late_since_status += 1
-            reason = f'no command for frame {self._rel(self.t_ns):.4f} s within lockstep_timeout ' \
-                     f'({self.p.lockstep_timeout:g} s)'
-            if not (self.p.lockstep_late == 'brake' and self._watchdog_brake(self._watchdog.trip(reason))):
-                self.controller.hold(self._rel(self.t_ns))
-            self._step()
+    def take_command(self, t_ns: int):
+        """The entry kept for frame ``t_ns`` (``has_command``), taken out."""
+        return self._pending.pop(t_ns)
 
-    def _realtime_tick(self) -> None:
-        """Integrate the frames that wall time says are due (timer callbacks can come late on a
-        loaded machine). A backlog above MAX_CATCHUP frames is skipped (the drives hold, the
-        frames are counted as overruns) rather than burst out."""
-        if not self.active:
-            return
-        self._watchdog_brake(self._watchdog.check(commands_watched=self.started))
-        if self.sim_clock:
-            return self._scaled_tick()
-        due = (self.now_ns() - self.t_ns) // self.frame_ns
+    def paced_out(self, frames: int, time_scale: float) -> bool:
+        """True when integrating frame ``frames + 1`` now would put sim time ahead of wall time *
+        ``time_scale`` (0: no bound). The first call starts the pace."""
+        if self._run_wall0 is None:
+            self._run_wall0 = time.monotonic()
+        if time_scale <= 0.0:
+            return False
+        sim_next = (frames + 1) * self.frame_ns * 1e-9
+        return sim_next > (time.monotonic() - self._run_wall0) * time_scale
+
+    def republish_due(self, now: float) -> bool:
+        """Before the first command: t_0 goes out again (wall time ``now``)."""
+        return now - self.frame_wall >= REPUBLISH_PERIOD
+
+    def waited(self, now: float, timeout: float) -> bool:
+        """No frame for more than ``timeout`` wall s before ``now``: the frame's command is late."""
+        return now - self.frame_wall > timeout
+
+    # --- real time ---------------------------------------------------------------------------------
+    def queue(self, arrival_ns: int, stamp_ns: int, entry) -> None:
+        """A command that arrived in frame ``arrival_ns``: it applies in that frame."""
+        self._queued.append((arrival_ns, stamp_ns, entry))
+
+    def next_queued(self, t_ns: int):
+        """(entry, stamp) of the next command to apply by frame ``t_ns`` (a stamp of 0 is ``t_ns``),
+        taken out; None when there is none."""
+        if not self._queued or self._queued[0][0] > t_ns:
+            return None
+        _, stamp, entry = self._queued.pop(0)
+        return entry, (t_ns if stamp == 0 else stamp)
+
+    def grid_due(self, now_ns: int, t_ns: int) -> tuple[int, int]:
+        """At pace 1: (frames to skip, frames to integrate) from frame ``t_ns`` to the wall grid's
+        ``now_ns`` (timer callbacks can come late on a loaded machine). A backlog above
+        MAX_CATCHUP frames is skipped (the drives hold, the node counts overruns) rather than
+        burst out."""
+        due = (now_ns - t_ns) // self.frame_ns
         if due > MAX_CATCHUP:
-            skip = due - MAX_CATCHUP
-            self.overruns += skip
-            self._cycle.skipped(skip)
-            self._apply_queued()
-            self.controller.frames_skipped(self._rel(self.t_ns), self._rel(self.t_ns + skip * self.frame_ns))
-            self.k += skip
-            due = MAX_CATCHUP
-        for _ in range(max(due, 0)):
-            self._apply_queued()
-            self._step()
-        self._apply_queued()
+            return due - MAX_CATCHUP, MAX_CATCHUP
+        return 0, max(due, 0)
 
-    def _scaled_tick(self) -> None:
-        """Real time at a pace other than 1 (time_scale): frames follow the steady clock."""
+    def restart_scaled(self) -> None:
+        """A new pace (activation, a new time_scale): the scaled clock starts again."""
+        self._scaled_wall0 = None
+
+    def scaled_due(self, frames: int, frame_period: float, time_scale: float) -> tuple[int, int]:
+        """At another pace: (frames overrun, frames to integrate) for the steady clock scaled by
+        ``time_scale``, ``frames`` integrated so far; an overrun backlog is dropped, not burst out."""
         now = time.monotonic()
-        if self._rt_wall0 is None:
-            self._rt_wall0, self._rt_frames0 = now - self.p.frame_period / self.p.time_scale, self.frames
-        due = int((now - self._rt_wall0) * self.p.time_scale / self.p.frame_period) - (self.frames - self._rt_frames0)
+        if self._scaled_wall0 is None:
+            self._scaled_wall0, self._scaled_frames0 = now - frame_period / time_scale, frames
+        due = int((now - self._scaled_wall0) * time_scale / frame_period) - (frames - self._scaled_frames0)
         if due > MAX_CATCHUP:
-            self.overruns += due - MAX_CATCHUP
-            self._rt_wall0 += (due - MAX_CATCHUP) * self.p.frame_period / self.p.time_scale
-            due = MAX_CATCHUP
-        for _ in range(max(due, 0)):
-            self._apply_queued()
-            self._step()
+            self._scaled_wall0 += (due - MAX_CATCHUP) * frame_period / time_scale
+            return due - MAX_CATCHUP, MAX_CATCHUP
+        return 0, max(due, 0)

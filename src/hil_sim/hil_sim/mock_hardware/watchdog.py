@@ -15,14 +15,15 @@ from __future__ import annotations
 import re
 import time
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.subscription import ContentFilterOptions
 from std_msgs.msg import Header
 
 from hil_core.drives.command_watchdog import CommandWatchdog, WatchdogConfig
 from hil_core.drives.plants.protocol import per_joint
 from hil_nodes import qos, topics
-from hil_nodes.framework.base import Param
+from hil_nodes.framework.base import Param, ParameterError
+from hil_nodes.msgs.convert import status_array
 
 PARAMS = (
     Param('watchdog', bool, True, 'brake on the drives\' own when commands stop or the supervisor dies'),
@@ -40,12 +41,16 @@ PARAMS = (
 
 class HardwareWatchdog:
     def __init__(self, node, joints: int):
+        """The watchdog of ``node`` (its parameters, ``joints`` drives); ParameterError refuses them."""
         p = node.p
         self._node = node
         self.enabled = bool(p.watchdog)
-        self.deceleration = per_joint(p.brake_deceleration, joints, 'brake_deceleration')   # ValueError: refused
-        self.core = CommandWatchdog(WatchdogConfig(p.command_timeout, p.supervisor_timeout,
-                                                   tuple(self.deceleration)))
+        try:
+            self.deceleration = per_joint(p.brake_deceleration, joints, 'brake_deceleration')
+            self.core = CommandWatchdog(WatchdogConfig(p.command_timeout, p.supervisor_timeout,
+                                                       tuple(self.deceleration)))
+        except ValueError as exc:
+            raise ParameterError(str(exc)) from None
         self._supervisor = '/' + p.supervisor_name.strip('/')
         # only the supervisor's beats reach the callback: every node beats on this topic, twice
         # in lockstep (wall and sim time), ~300 a second at 3x, each an executor event
@@ -62,8 +67,7 @@ class HardwareWatchdog:
         return self.core.braking
 
     def destroy(self) -> None:
-        self._node.destroy_subscription(self._sub)
-        self._node.destroy_lifecycle_publisher(self._events)
+        self._node.release(self._sub, self._events)
 
     def rearm(self) -> None:
         self.core.rearm()
@@ -86,13 +90,17 @@ class HardwareWatchdog:
         """Lockstep: the frame's command did not come. None if disabled or tripped already."""
         return self.core.trip(reason) if self.enabled else None
 
-    def report(self, stamp, reason: str) -> None:
+    def brake(self, reason: str, controller, now: float, setpoint_period: float, stamp) -> None:
+        """The watchdog tripped for ``reason``: the controlled stop of ``controller`` from its
+        current command at ``now`` (its time, s), and the ``fault`` event stamped ``stamp``."""
+        end = controller.end()
+        # A trajectory ending at this frame ends at start + time_from_start, which can round one ulp
+        # below the frame's time (t_ns - start_ns) * 1e-9; sampled at the frame it would be over
+        # (zero velocity) and the brake a dead stop. Times are whole ns: within half a ns it ends now.
+        at = end if end is not None and now - 5e-10 < end < now else now
+        controller.brake(at, self.deceleration, setpoint_period)
         node = self._node
         node.get_logger().error(f'watchdog: braking to rest: {reason}')
-        msg = DiagnosticArray()
-        msg.header.stamp = stamp
-        msg.status = [DiagnosticStatus(level=DiagnosticStatus.ERROR, name='fault', hardware_id=node.get_name(),
-                                       message=f'watchdog: braking to rest at {self.deceleration.max():g} m/s^2: '
-                                               f'{reason}',
-                                       values=[KeyValue(key='reason', value=reason)])]
-        self._events.publish(msg)
+        self._events.publish(status_array(stamp, DiagnosticStatus.ERROR, 'fault', f'watchdog: braking to rest at '
+                                          f'{self.deceleration.max():g} m/s^2: {reason}', node.get_name(),
+                                          {'reason': reason}))

@@ -11,33 +11,18 @@ from __future__ import annotations
 import numpy as np
 from geometry_msgs.msg import PoseStamped
 
-from hil_core.fault_injection import ReferenceFaultInjector, ReferenceFaults
-from hil_nodes import topics
-from hil_nodes.framework.base import OK, WARN, HilLifecycleNode, Param
+from hil_core.fault_injection import ReferenceFaultInjector
+from hil_nodes.framework.base import OK, WARN, HilLifecycleNode
 from hil_nodes.msgs.convert import array_to_pose, pose_to_array, stamp_to_ns
 from hil_nodes.runtime.runner import main_for
+from hil_sim.reference_faults import params
 
-_PROB = (0.0, 1.0)
 
+class ReferenceFaultsNode(HilLifecycleNode, name='reference_faults', task='fault injection', params=params.PARAMS):
+    """Statuses "reference_faults: fault injection": the faults injected into the reference
+    stream."""
 
-class ReferenceFaultsNode(HilLifecycleNode):
-    # statuses "reference_faults: fault injection": the faults injected into the reference stream
-    STATUS_TASK = 'fault injection'
-    PARAMS = (
-        Param('input_topic', str, '/admittance/reference_model', 'clean reference stream (remapped model output)'),
-        Param('output_topic', str, topics.ADMITTANCE_REFERENCE, 'faulty stream the planner reads'),
-        Param('frame_period', float, 0.0025, 'reference period: frame index = stamp / period (s)', range=(1e-5, 1.0)),
-        Param('drop_prob', float, 0.0, 'probability a frame is not delivered', range=_PROB),
-        Param('duplicate_prob', float, 0.0, 'probability a frame is delivered twice', range=_PROB),
-        Param('spike_prob', float, 0.0, 'probability of a position spike', range=_PROB),
-        Param('spike_magnitude', float, 0.01, 'spike size (m)', range=(0.0, 1.0)),
-        Param('late_prob', float, 0.0, 'probability a frame is delivered late (out of order)', range=_PROB),
-        Param('late_frames', int, 2, 'how many frames late', range=(1, 100)),
-        Param('start_time', float, 0.0, 'no faults before this stamp (s)', range=(0.0, 1e6)),
-        Param('seed', int, 0, 'seed of the fault decisions', range=(0, 2**31 - 1)),
-    )
-
-    def __init__(self, node_name: str = 'reference_faults', **kwargs):
+    def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self.injector = None
         self.pub = None
@@ -45,21 +30,15 @@ class ReferenceFaultsNode(HilLifecycleNode):
 
     def check_parameters(self, p) -> str | None:
         try:
-            self._faults(p)
+            params.faults(p)
         except ValueError as exc:
             return f'fault parameters: {exc}'
         if p.input_topic == p.output_topic:
             return "parameters 'input_topic' and 'output_topic' must differ"
         return None
 
-    @staticmethod
-    def _faults(p) -> ReferenceFaults:
-        return ReferenceFaults(drop_prob=p.drop_prob, duplicate_prob=p.duplicate_prob, spike_prob=p.spike_prob,
-                               spike_magnitude=p.spike_magnitude, late_prob=p.late_prob, late_frames=p.late_frames,
-                               start_frame=int(round(p.start_time / p.frame_period)))
-
     def configure_node(self) -> None:
-        self.injector = ReferenceFaultInjector(self._faults(self.p), seed=self.p.seed)
+        self.injector = ReferenceFaultInjector(params.faults(self.p), seed=self.p.seed)
         self.pub = self.create_lifecycle_publisher(PoseStamped, self.p.output_topic, self.stream_qos())
         self.sub = self.create_subscription(PoseStamped, self.p.input_topic, self._on_pose, self.stream_qos())
 
@@ -82,10 +61,7 @@ class ReferenceFaultsNode(HilLifecycleNode):
             self.status(OK, 'fault injection stopped', **self.injector.counts)
 
     def cleanup_node(self) -> None:
-        if self.sub is not None:
-            self.destroy_subscription(self.sub)
-        if self.pub is not None:
-            self.destroy_lifecycle_publisher(self.pub)
+        self.release(self.sub, self.pub)
         self.sub = self.pub = self.injector = None
 
 

@@ -1,4 +1,4 @@
-"""Scripted command source (docs/mock_hexapod.md): stands in for planner + timebase in CI.
+"""Scripted command source (docs/mock_hardware.md): stands in for planner + timebase in CI.
 
 Mode-aware producer (docs/CONTRACTS.md "HIL modes"): in lockstep it computes frame k only
 when both ``/joint_states`` and ``/hil/frame`` stamped t_k are in (``FrameSync``), so its
@@ -11,54 +11,26 @@ Events (homed, synchronized, home_reached) go to ``/hil/events`` stamped with th
 from __future__ import annotations
 
 import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from hil_core.supervision.lockstep import FrameSync
-from hil_core.drives.scripted_motion import ScriptConfig, ScriptedMotion
-from hil_core.supervision.timing import HIGH_LEVEL_PERIOD, SERVO_PERIOD
+from hil_core.drives.scripted_motion import ScriptedMotion
 from hil_nodes import qos, topics
-from hil_nodes.framework.base import OK, WARN, HilLifecycleNode, Param
-from hil_nodes.msgs.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
+from hil_nodes.framework.base import OK, WARN, HilLifecycleNode
+from hil_nodes.framework.mode_aware import JointFramePairing
+from hil_nodes.msgs.convert import ns_to_stamp, sec_to_duration, status_array
 from hil_nodes.runtime.runner import main_for
+from hil_sim.reference_source import params
 
-JOINTS = [f'slider_{i}' for i in range(1, 7)]
 
+class ReferenceSourceNode(HilLifecycleNode, name='reference_source', task='reference', params=params.PARAMS):
+    """Statuses "reference_source: reference": the scripted reference and its phases."""
 
-class ReferenceSourceNode(HilLifecycleNode):
-    # statuses "reference_source: reference": the scripted reference and its phases
-    STATUS_TASK = 'reference'
-    PARAMS = (
-        Param('joint_names', 'str[]', JOINTS, 'commanded joints, in command order',
-              check=lambda v: None if v and len(set(v)) == len(v) else 'needs unique joint names'),
-        Param('amplitudes', 'float[]', [0.01] * 6, 'sine amplitude per joint (m)', range=(0.0, 1.0)),
-        Param('frequencies', 'float[]', [0.3, 0.4, 0.5, 0.6, 0.7, 0.8], 'sine frequency per joint (Hz)',
-              range=(0.0, 50.0)),
-        Param('seed', int, 0, 'seed of the random sine phases (same seed = same run)', range=(0, 2**31 - 1)),
-        Param('velocity_max', 'float[]', [0.2] * 6, 'velocity limit of homing/return moves (m/s)',
-              range=(1e-6, 100.0)),
-        Param('acceleration_max', 'float[]', [2.0] * 6, 'acceleration limit of homing/return moves (m/s^2)',
-              range=(1e-6, 1e4)),
-        Param('fault_deceleration', 'float[]', [2.0] * 6, 'braking deceleration on FAULT (m/s^2)',
-              range=(1e-6, 1e4)),
-        Param('sync_duration', float, 2.0, 'duration of the synchronization ramp (s)', range=(1e-3, 600.0)),
-        Param('homing_min_duration', float, 1.0, 'shortest homing / return-home move (s)', range=(1e-3, 600.0)),
-        Param('frame_period', float, HIGH_LEVEL_PERIOD, 'frame T (s)', range=(1e-4, 1.0)),
-        Param('servo_period', float, SERVO_PERIOD, 'spacing of the command points (s)', range=(1e-5, 0.1)),
-    )
-
-    def __init__(self, node_name: str = 'reference_source', **kwargs):
+    def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self._subs = []
-
-    def _script_config(self, p) -> ScriptConfig:
-        return ScriptConfig(amplitudes=tuple(p.amplitudes), frequencies=tuple(p.frequencies), seed=p.seed,
-                            home=(0.0,) * len(p.joint_names), velocity_max=tuple(p.velocity_max),
-                            acceleration_max=tuple(p.acceleration_max),
-                            fault_deceleration=tuple(p.fault_deceleration),
-                            sync_duration=p.sync_duration, homing_min_duration=p.homing_min_duration)
 
     def check_parameters(self, p) -> str | None:
         n = len(p.joint_names)
@@ -68,20 +40,21 @@ class ReferenceSourceNode(HilLifecycleNode):
         points = p.frame_period / p.servo_period
         if round(points) < 1 or abs(points - round(points)) > 1e-6:
             return "parameter 'frame_period' must be a whole multiple of 'servo_period'"
-        problem = self._script_config(p).problem()
+        problem = params.script_config(p).problem()
         return f'script parameters: {problem}' if problem else None
 
     def apply_parameters(self, changed: set[str]) -> None:
         if not self.active:         # accepted while inactive: restart the script from IDLE
-            self.motion = ScriptedMotion(self._script_config(self.p))
+            self.motion = ScriptedMotion(params.script_config(self.p))
             self.n_points = int(round(self.p.frame_period / self.p.servo_period))
+            self._input.lockstep = self.p.lockstep
 
     # --- lifecycle ---------------------------------------------------------------------------
     def configure_node(self) -> None:
         p = self.p
-        self.motion = ScriptedMotion(self._script_config(p))
+        self.motion = ScriptedMotion(params.script_config(p))
         self.n_points = int(round(p.frame_period / p.servo_period))
-        self.sync = FrameSync(('joints', 'frame'))
+        self._input = JointFramePairing(p.lockstep, self._compute)
         self.mode = None
         self.frames = 0
         self.bad_joint_states = 0
@@ -95,11 +68,8 @@ class ReferenceSourceNode(HilLifecycleNode):
                       self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, self.stream_qos())]
 
     def cleanup_node(self) -> None:
-        for sub in self._subs:
-            self.destroy_subscription(sub)
+        self.release(*self._subs, self._cmd_pub, self._event_pub)
         self._subs = []
-        self.destroy_lifecycle_publisher(self._cmd_pub)
-        self.destroy_lifecycle_publisher(self._event_pub)
 
     # --- inputs ------------------------------------------------------------------------------
     def _measured(self, msg: JointState):
@@ -118,22 +88,13 @@ class ReferenceSourceNode(HilLifecycleNode):
         return q
 
     def _on_joints(self, msg: JointState) -> None:
-        if not self.active:
-            return
-        key = stamp_to_ns(msg.header.stamp)
-        if self.p.lockstep:
-            for k, parts in self.sync.put('joints', key, msg):
-                self._compute(k, parts['frame'].frame_id, parts['joints'])
-        elif self.mode is not None:
-            self._compute(key, self.mode, msg)
+        if self.active:
+            self._input.joints(msg, self.mode)
 
     def _on_frame(self, msg: Header) -> None:
-        if not self.active:
-            return
-        self.mode = msg.frame_id
-        if self.p.lockstep:
-            for k, parts in self.sync.put('frame', stamp_to_ns(msg.stamp), msg):
-                self._compute(k, parts['frame'].frame_id, parts['joints'])
+        if self.active:
+            self.mode = msg.frame_id
+            self._input.frame(msg)
 
     # --- output ------------------------------------------------------------------------------
     def _compute(self, t_ns: int, mode: str, joints: JointState) -> None:
@@ -158,13 +119,8 @@ class ReferenceSourceNode(HilLifecycleNode):
             self._publish_event(t_ns, name, why)
 
     def _publish_event(self, t_ns: int, name: str, why: str) -> None:
-        arr = DiagnosticArray()
-        arr.header.stamp = ns_to_stamp(t_ns)
-        arr.status = [DiagnosticStatus(level=bytes([OK]) if isinstance(OK, int) else OK,
-                                       name=name, message=why, hardware_id=self.get_name(),
-                                       values=[KeyValue(key='phase', value=self.motion.phase.value),
-                                               KeyValue(key='seed', value=str(self.p.seed))])]
-        self._event_pub.publish(arr)
+        self._event_pub.publish(status_array(ns_to_stamp(t_ns), OK, name, why, self.get_name(),
+                                             {'phase': self.motion.phase.value, 'seed': self.p.seed}))
         self.get_logger().info(f'event {name} at {t_ns * 1e-9:.4f} s: {why}')
 
 
