@@ -136,7 +136,7 @@ def frame_rate():
 
     from hil_nodes import qos, topics
     from hil_nodes.msgs.convert import sec_to_duration
-    from hil_sim.mock_hardware.node import system_mock
+    from hil_sim.mock_hardware.system_mock import system_mock
     ctx = Context()
     rclpy.init(context=ctx)
     mock = system_mock('hexafloat', dict(lockstep=True, time_scale=0.0, lockstep_timeout=5.0), context=ctx)

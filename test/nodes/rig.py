@@ -16,7 +16,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from hil_core.supervision.status_names import status_node
 from hil_nodes import qos, topics
 from hil_nodes.msgs.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
-from hil_sim.mock_hardware.node import system_mock
+from hil_sim.mock_hardware.system_mock import system_mock
 
 ERROR = b'\x02'
 SLIDERS = [f'slider_{i}' for i in range(1, 7)]

@@ -15,7 +15,7 @@ from hil_nodes import qos, topics
 from hil_nodes.msgs.convert import stamp_to_ns
 from hil_nodes.hybrid_controller.node import HybridControllerNode
 from hil_nodes.kinematics.node import KinematicsNode
-from hil_sim.mock_hardware.node import system_mock
+from hil_sim.mock_hardware.system_mock import system_mock
 from rig import NodeRig, build, start, system_drives
 
 P = load_params()

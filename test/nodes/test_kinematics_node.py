@@ -253,7 +253,7 @@ def test_joint_states_of_the_mock_hexapod_give_the_commanded_pose(ros):
     from builtin_interfaces.msg import Duration
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-    from hil_sim.mock_hardware.node import system_mock
+    from hil_sim.mock_hardware.system_mock import system_mock
     mock = ros.add_node(system_mock('hexafloat', dict(lockstep=True, time_scale=0.0), context=ros.context))
     rig = Rig(ros)
     states = ros.collect(JointState, topics.JOINT_STATES, SUB_RELIABLE)

@@ -10,7 +10,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from hil_nodes import qos, topics
 from hil_nodes.msgs.convert import duration_to_sec, ns_to_stamp, stamp_to_ns
-from hil_sim.mock_hardware.node import system_mock
+from hil_sim.mock_hardware.system_mock import system_mock
 from hil_sim.reference_source.node import ReferenceSourceNode
 from rig import NodeRig, build, statuses
 

@@ -182,7 +182,7 @@ def test_real_time_timer_commands_every_move(ros):
 
 
 def test_lockstep_with_the_mock_hexapod_follows_the_ik_of_the_references(ros):
-    from hil_sim.mock_hardware.node import system_mock
+    from hil_sim.mock_hardware.system_mock import system_mock
     mock = ros.add_node(system_mock('hexafloat', dict(lockstep=True, time_scale=0.0, lockstep_timeout=5.0),
                                     context=ros.context))
     js = ros.collect(JointState, topics.JOINT_STATES, qos.joint_states(True, depth=1000))

@@ -41,7 +41,7 @@ from hil_sim.mock_hardware.watchdog import PARAMS as WATCHDOG_PARAMS, HardwareWa
 from hil_sim.mock_hardware.link import ServoLink
 from hil_sim.mock_hardware.pacing import FramePacing
 from hil_sim.mock_hardware import params
-from hil_sim.mock_hardware.setup import build, load_robot, system_mock  # noqa: F401 (system_mock: tests)
+from hil_sim.mock_hardware.setup import build, load_robot
 
 WATCHDOG_NAMES = {w.name for w in WATCHDOG_PARAMS}
 

@@ -95,17 +95,3 @@ def build(p: SimpleNamespace, robot: Robot, brake_deceleration):
         raise ParameterError(f"parameter 'frame_period' ({p.frame_period}) must be a whole multiple of the "
                              f"{robot.plant_name} plant's setpoint period ({plant.setpoint_period})")
     return plant, controller, int(round(p.frame_period / plant.step_size))
-
-
-def system_mock(system: str, overrides: dict | None = None, **node_kwargs) -> 'MockHardwareNode':
-    """The mock hardware node of a system as ``hil run`` builds it (its name, parameter files and
-    parameters from config/systems/<system>.yaml), with ``overrides`` on top (tests, benches)."""
-    from rclpy.parameter import Parameter
-
-    from hil_nodes.bringup.system import load_system
-    from hil_sim.mock_hardware.node import MockHardwareNode
-    spec = next(n for n in load_system(system).nodes if (n.package, n.executable) == ('hil_sim', 'mock_hardware'))
-    values = {**spec.parameters, **(overrides or {})}    # file paths: relative to the data tree
-    files = [arg for path in spec.params for arg in ('--params-file', str(path))]
-    return MockHardwareNode(node_name=spec.name, cli_args=['--ros-args', *files],
-                            parameter_overrides=[Parameter(k, value=v) for k, v in values.items()], **node_kwargs)
