@@ -15,7 +15,8 @@ Then space-iiwa and hybrid5 in real time with their CPU per sim-s.
 Arguments: layouts and parts to run (default all), e.g. `hil bench realtime one_process lockstep`.
 Environment: HIL_BENCH_DURATION (s, default 60), HIL_BENCH_RT=1 adds --rt (SCHED_FIFO in one
 process, SCHED_RR with priorities by role with one process per node).
-Nothing here is asserted: these are the figures of docs/realtime.md, "Measured".
+It prints the machine's calibration (bench/_calibration.py) first. Nothing here is asserted: these
+are the figures of docs/realtime.md, "Measured".
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import tempfile
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import _calibration  # noqa: E402
 import _realtime_bag as rb  # noqa: E402
 from hil_core.supervision.status_names import is_cycle_status, status_node  # noqa: E402
 
@@ -194,6 +196,8 @@ def other_systems() -> None:
 
 if __name__ == '__main__':
     which = sys.argv[1:] or [*LAYOUTS, 'lockstep', 'others', 'hog']
+    for line in _calibration.lines():      # the machine's speed, with the figures it goes with
+        print(line, flush=True)
     for layout in LAYOUTS:
         if layout in which:
             hexafloat_realtime(layout)

@@ -1,4 +1,7 @@
-"""`hil bench [NAME ...]`: run the scripts in bench/ and print their `name: value unit` lines."""
+"""`hil bench [NAME ...]`: run the scripts in bench/ and print their `name: value unit` lines, with
+the machine's calibration (bench/_calibration.py) before and after them: machines of one kind
+differ 2-3x in speed, so a figure is given with the calibration of the machine and the hour it
+was measured in (docs/realtime.md, "Measured")."""
 from __future__ import annotations
 
 import pathlib
@@ -33,15 +36,24 @@ def run(args) -> int:
     if unknown:
         print(f'hil bench: unknown benchmark(s) {unknown}; available: {", ".join(scripts)}', file=sys.stderr)
         return 2
-    failed = 0
+    calibration = repo_root() / 'bench' / '_calibration.py'
+    failed = _run_script('calibration', calibration)
     for name in names:
-        print(f'# {name}', flush=True)
-        proc = subprocess.run([sys.executable, str(scripts[name])], capture_output=True, text=True)
-        for line in proc.stdout.splitlines():
-            if FIGURE.match(line.strip()):
-                print(line.strip(), flush=True)
-        if proc.returncode != 0:
-            failed += 1
-            print(f'{name}.failed: 1 (exit {proc.returncode})', flush=True)
-            print(proc.stderr[-2000:], file=sys.stderr)
+        failed += _run_script(name, scripts[name])
+    if names:
+        failed += _run_script('calibration (after)', calibration)
     return 1 if failed else 0
+
+
+def _run_script(title: str, script: pathlib.Path) -> int:
+    """Run one bench script, print its figure lines under ``# title``; 1 if it failed."""
+    print(f'# {title}', flush=True)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    for line in proc.stdout.splitlines():
+        if FIGURE.match(line.strip()):
+            print(line.strip(), flush=True)
+    if proc.returncode != 0:
+        print(f'{script.stem}.failed: 1 (exit {proc.returncode})', flush=True)
+        print(proc.stderr[-2000:], file=sys.stderr)
+        return 1
+    return 0
