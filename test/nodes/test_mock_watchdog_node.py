@@ -14,7 +14,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from hil_nodes import qos, topics
 from hil_nodes.msgs.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
 from hil_nodes.supervisor.node import SupervisorNode
-from hil_sim.mock_hardware.node import system_mock
+from hil_sim.mock_hardware.system_mock import system_mock
 from rig import start
 
 NAMES = [f'slider_{i}' for i in range(1, 7)]

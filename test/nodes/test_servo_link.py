@@ -18,7 +18,7 @@ from hil_core.hybrid5.tracking import HybridController
 from hil_nodes import topics
 from hil_nodes.runtime import servo_link
 from hil_nodes.hybrid_controller.node import HybridControllerNode
-from hil_sim.mock_hardware.node import system_mock
+from hil_sim.mock_hardware.system_mock import system_mock
 from rig import build, start
 
 RT = dict(lockstep=False, time_scale=1.0, frame_period=0.0025, substeps=25, watchdog=False)

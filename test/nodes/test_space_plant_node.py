@@ -13,7 +13,7 @@ from hil_core.iiwa.kinematics import JOINT_NAMES
 from hil_nodes import qos, topics
 from hil_nodes.msgs.convert import ns_to_stamp
 from hil_nodes.space_plant.node import SpacePlantNode
-from hil_sim.mock_hardware.node import system_mock
+from hil_sim.mock_hardware.system_mock import system_mock
 from rig import NodeRig, build, check_up_and_down, start
 
 SEED_Q0 = [-0.458149, 1.151219, 0.012566, 1.179319, -1.102175, -0.04468, 2.457249]   # seed 002 (rad)
