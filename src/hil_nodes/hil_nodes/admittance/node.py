@@ -29,7 +29,7 @@ from hil_nodes.admittance import params
 from hil_nodes.admittance.params import MODEL_PARAMS
 from hil_nodes.msgs import convert
 from hil_nodes.framework.base import OK, STALE, WARN, HilLifecycleNode
-from hil_nodes.msgs.message_ring import MessageRing
+from hil_nodes.runtime.chain_port import pose_port, wrench_from_message
 from hil_nodes.runtime.runner import main_for
 
 
@@ -81,12 +81,13 @@ class AdmittanceNode(HilLifecycleNode, name='admittance', task='model', params=p
         stream = self.stream_qos()
         self._cycle = self.cycle_monitor('step', self.p.period)
         self._pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.ADMITTANCE_REFERENCE, stream)
-        self._pose_ring = MessageRing(PoseStamped)
+        self._pose_port = pose_port(self._pose_pub, lambda: self.p.control_frame)
         self._twist_pub = self.create_lifecycle_publisher(TwistStamped, topics.ADMITTANCE_TWIST, stream)
         self._accel_pub = self.create_lifecycle_publisher(AccelStamped, topics.ADMITTANCE_ACCEL, stream)
         self._io = [
             self._pose_pub, self._twist_pub, self._accel_pub,
-            self.create_subscription(WrenchStamped, topics.FT_WRENCH, self._on_wrench, stream),
+            self.create_subscription(WrenchStamped, topics.FT_WRENCH, self._on_wrench, stream,
+                                     chain_input=self._on_wrench_payload),
             self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched()),
             self.create_service(Trigger, topics.ADMITTANCE_RESET, self._on_reset),
             # stale detection on the node clock (sim time in simulation)
@@ -114,18 +115,21 @@ class AdmittanceNode(HilLifecycleNode, name='admittance', task='model', params=p
         self._stale = False
 
     def _on_wrench(self, msg: WrenchStamped) -> None:
+        self._on_wrench_payload(wrench_from_message(msg))
+
+    def _on_wrench_payload(self, payload) -> None:
+        """A wrench (stamp ns, 6 values): from the F/T node's chain port in one process, else
+        read from the message (hil_nodes.runtime.chain_port)."""
         if not self.active or self.model is None:
             return
-        with self._cycle(convert.stamp_to_ns(msg.header.stamp)):
-            self._take_wrench(msg)
+        with self._cycle(payload[0]):
+            self._take_wrench(*payload)
 
-    def _take_wrench(self, msg: WrenchStamped) -> None:
+    def _take_wrench(self, stamp: int, w) -> None:
         if self._mode == HilMode.FAULT:
             self.counters['ignored_fault'] += 1
             return
-        w = convert.wrench_to_array(msg.wrench)
-        stamp = convert.stamp_to_ns(msg.header.stamp)
-        if not np.all(np.isfinite(w)):
+        if not np.isfinite(w).all():
             self.counters['nonfinite'] += 1
             self.report_problem('nonfinite', WARN, 'non-finite wrench ignored (state held)', log=True,
                                 figures=self.counters.copy, stamp_ns=stamp, wrench=w.tolist())
@@ -172,14 +176,12 @@ class AdmittanceNode(HilLifecycleNode, name='admittance', task='model', params=p
                             missing=missing)
 
     def _publish(self, stamp_ns: int) -> None:
-        pose, twist, accel = self.model.outputs()
-        frame = self.p.control_frame
-        msg = self._pose_ring.next()
-        convert.fill_pose_stamped(msg, stamp_ns, frame, pose)
-        self._pose_pub.publish(msg)
+        pose, twist, accel = self.model.outputs()       # (new arrays at every call)
+        self._pose_port.send((stamp_ns, pose))
         self.count_published(topics.ADMITTANCE_REFERENCE)
         if not self.p.publish_twist_accel:
             return
+        frame = self.p.control_frame
         stamp = convert.ns_to_stamp(stamp_ns)
         tmsg = TwistStamped(twist=convert.array_to_twist(twist))
         tmsg.header.stamp, tmsg.header.frame_id = stamp, frame

@@ -31,10 +31,10 @@ from hil_core.ft.signal_chain import REASONS, VALID, SignalChain, rotate_wrench
 from hil_core.maths.rotations import quat_to_matrix
 from hil_nodes import topics
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
-from hil_nodes.msgs.convert import fill_wrench_stamped, pose_to_array
+from hil_nodes.msgs.convert import pose_to_array
 from hil_nodes.ft_sensor import params
 from hil_nodes.ft_sensor.sources import SOURCES
-from hil_nodes.msgs.message_ring import MessageRing
+from hil_nodes.runtime.chain_port import wrench_port
 from hil_nodes.runtime.runner import main_for
 
 # input errors, every kind under one throttle, are told at most once per this many wall s: the
@@ -89,7 +89,7 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
         self._cycle = self.cycle_monitor('samples', 1.0 / p.publish_rate)
         self.pub = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH, self.stream_qos())
         self.pub_raw = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH_RAW, self.stream_qos())
-        self._ring, self._raw_ring = MessageRing(WrenchStamped), MessageRing(WrenchStamped)
+        self._port, self._raw_port = wrench_port(self.pub, self._frame_id), wrench_port(self.pub_raw, self._frame_id)
         self._srv = self.create_service(Trigger, topics.FT_BIAS, self._on_bias)
         self._timer = self.create_timer(p.status_period, self._diagnose, clock=Clock(clock_type=ClockType.STEADY_TIME))
         if p.use_tcp_pose:
@@ -158,10 +158,11 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
         raw, filtered = out.raw[raw_rows], out.filtered[rows]     # only what is published (1 of 4)
         if self.p.output_frame == 'base':
             raw, filtered = rotate_wrench(self.R, raw), rotate_wrench(self.R, filtered)
-        for k, i in enumerate(raw_rows):
-            self.pub_raw.publish(self._msg(self._raw_ring, out.stamps[i], raw[k]))
-        for k, i in enumerate(rows):
-            self.pub.publish(self._msg(self._ring, out.stamps[i], filtered[k]))
+        stamps = out.stamps.tolist()
+        for k, i in enumerate(raw_rows.tolist()):
+            self._raw_port.send((stamps[i], raw[k]))
+        for k, i in enumerate(rows.tolist()):
+            self._port.send((stamps[i], filtered[k]))
             self.published += 1
             self.count_published(topics.FT_WRENCH)
         bad = out.reason[out.reason != VALID]
@@ -174,10 +175,8 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
                         'wrench output stopped, downstream must hold', **self._figures())
         self._was_stale = stale
 
-    def _msg(self, ring: MessageRing, stamp_ns: int, w) -> WrenchStamped:
-        msg = ring.next()
-        fill_wrench_stamped(msg, stamp_ns, self.p.frame_id if self.p.output_frame == 'sensor' else self.p.base_frame_id, w)
-        return msg
+    def _frame_id(self) -> str:
+        return self.p.frame_id if self.p.output_frame == 'sensor' else self.p.base_frame_id
 
     def report_input_error(self, message: str) -> None:
         """An input fault (found here or by the source): a throttled ERROR with the figures."""

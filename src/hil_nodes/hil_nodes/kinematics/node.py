@@ -42,7 +42,7 @@ from hil_nodes.framework.base import ERROR, OK, STALE, WARN, HilLifecycleNode
 from hil_nodes.runtime.intra_process import reader_count
 from hil_nodes.kinematics import params
 from hil_nodes.kinematics.robots import DEFAULT_URDF, resolve, robot_adapter
-from hil_nodes.msgs.message_ring import MessageRing
+from hil_nodes.runtime.chain_port import joint_state_from_message, pose_port
 from hil_nodes.runtime.runner import main_for
 from hil_nodes.msgs.tf_publisher import RobotTf
 
@@ -96,7 +96,7 @@ class KinematicsNode(HilLifecycleNode, name='kinematics', task='pose estimate', 
         self._adopt()                      # built by check_parameters during load_parameters
         stream = self.stream_qos()
         self.pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, stream)
-        self._pose_ring = MessageRing(PoseStamped)
+        self._pose_port = pose_port(self.pose_pub, lambda: self.frame)
         self._cycle = self.cycle_monitor('fk', 0.0025)
         self.marker_pub = self.create_lifecycle_publisher(MarkerArray, topics.KINEMATICS_MARKERS, 10)
         self._tf = RobotTf(self, self._built[2], self.robot.joint_names, self.frame, self.robot.geom,
@@ -120,7 +120,8 @@ class KinematicsNode(HilLifecycleNode, name='kinematics', task='pose estimate', 
         if self._joint_sub is None or self._joint_sub_lockstep != bool(self.p.lockstep):
             self.release(self._joint_sub)
             self._joint_sub = self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints,
-                                                      qos.joint_states(self.p.lockstep))
+                                                      qos.joint_states(self.p.lockstep),
+                                                      chain_input=self._on_joint_payload)
             self._joint_sub_lockstep = bool(self.p.lockstep)
 
     def activate_node(self) -> None:
@@ -144,22 +145,26 @@ class KinematicsNode(HilLifecycleNode, name='kinematics', task='pose estimate', 
 
     # --- real-time stream -------------------------------------------------------------------------
     def _on_joints(self, msg: JointState) -> None:
+        self._on_joint_payload(joint_state_from_message(msg))
+
+    def _on_joint_payload(self, payload) -> None:
+        """A joint sample (stamp ns, names, positions, ...): from the drives' chain port in one
+        process, else read from the message (hil_nodes.runtime.chain_port)."""
         if not self.active:
             self.counters['inactive_dropped'] += 1
             return
-        with self._cycle(convert.stamp_to_ns(msg.header.stamp)):
-            self._take_joints(msg)
+        with self._cycle(payload[0]):
+            self._take_joints(*payload[:3])
 
-    def _take_joints(self, msg: JointState) -> None:
+    def _take_joints(self, stamp: int, names, position) -> None:
         self._last_input = time.monotonic()
         if self._stale:
             self._stale = False
             self.status(OK, 'joint states resumed')
-        stamp = convert.stamp_to_ns(msg.header.stamp)
         # bad input is counted, and told with its count at most once per warn_interval (the
         # node's own parameter) for its kind
         try:
-            q = convert.joint_positions(msg, self.robot.joint_names)
+            q = convert.positions_by_name(names, position, self.robot.joint_names)
         except ValueError as exc:
             self.counters['malformed'] += 1
             self.report_problem('malformed', ERROR, f'malformed joint state: {exc}', interval=self.p.warn_interval,
@@ -185,18 +190,17 @@ class KinematicsNode(HilLifecycleNode, name='kinematics', task='pose estimate', 
                                 q=np.array2string(q, precision=6))
             return
         self._last_stamp = stamp
-        out = self._pose_ring.next()
-        convert.fill_pose_stamped(out, msg.header.stamp, self.frame, pose)
-        self.pose_pub.publish(out)
+        self._pose_port.send((stamp, pose))
         self.counters['published'] += 1
         self.count_published(topics.KINEMATICS_TCP_POSE)
-        self._tf.on_sample(msg.header.stamp, stamp, pose, q)
+        header_stamp = convert.ns_to_stamp(stamp)
+        self._tf.on_sample(header_stamp, stamp, pose, q)
         rate = self.p.marker_rate
         # rviz markers only for a reader (20 marker objects: ~1 ms in a running graph, 30 times a second)
         if (rate > 0 and self.robot.geom is not None and stamp * 1e-9 - self._last_marker >= 1.0 / rate
                 and reader_count(self.marker_pub)):
             self._last_marker = stamp * 1e-9
-            self.marker_pub.publish(self._markers(msg.header.stamp, pose, q))
+            self.marker_pub.publish(self._markers(header_stamp, pose, q))
 
     # --- queries ---------------------------------------------------------------------------------------
     def _on_fk_query(self, msg: JointState) -> None:

@@ -38,6 +38,11 @@ def sec_to_duration(t: float) -> Duration:
     return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
+def duration_ns(t: float) -> int:
+    """The nanoseconds of ``sec_to_duration(t)``."""
+    return int(round(t * 1e9))
+
+
 def duration_to_sec(d: Duration) -> float:
     return d.sec + d.nanosec * 1e-9
 
@@ -139,21 +144,27 @@ def joint_positions(msg, names) -> np.ndarray:
     Extra joints are ignored (a JointState may carry a whole system); a missing or duplicated
     name, a name/position count mismatch or a non-finite position raises ValueError saying which.
     """
-    got = list(msg.name)
-    if len(msg.position) != len(got):
-        raise ValueError(f'{len(got)} joint names but {len(msg.position)} positions')
-    if got == list(names) and len(set(got)) == len(got):
+    return positions_by_name(list(msg.name), msg.position, names)
+
+
+def positions_by_name(got, position, names) -> np.ndarray:
+    """``joint_positions`` of the joints ``got`` (a list or tuple of names) at ``position`` (a
+    sequence or an array): a JointState's fields, or a chain port's payload."""
+    if len(position) != len(got):
+        raise ValueError(f'{len(got)} joint names but {len(position)} positions')
+    if (got is names or list(got) == list(names)) and len(set(got)) == len(got):
         # the usual message: the robot's joints in its order (read through the buffer at once)
-        q = np.array(msg.position, dtype=float)
+        q = np.array(position, dtype=float)
         if np.all(np.isfinite(q)):
             return q
+    got = list(got)
     index = {n: i for i, n in enumerate(got)}
     if len(index) != len(got):
         raise ValueError('duplicate joint names')
     missing = [n for n in names if n not in index]
     if missing:
         raise ValueError(f'missing joints {missing} (got {got})')
-    q = np.array([msg.position[index[n]] for n in names], dtype=float)
+    q = np.array([position[index[n]] for n in names], dtype=float)
     if not np.all(np.isfinite(q)):
         bad = [n for n, v in zip(names, q) if not np.isfinite(v)]
         raise ValueError(f'non-finite position of {bad}')
@@ -166,13 +177,19 @@ def joint_velocities(msg, names):
     Same checks as ``joint_positions`` (call that first for the names); a velocity count that
     differs from the name count or a non-finite velocity raises ValueError.
     """
-    if len(msg.velocity) == 0:
+    return velocities_by_name(list(msg.name), msg.velocity, names)
+
+
+def velocities_by_name(got, velocity, names):
+    """``joint_velocities`` of the joints ``got`` at ``velocity`` (a JointState's fields, or a
+    chain port's payload; None or empty: None)."""
+    if velocity is None or len(velocity) == 0:
         return None
-    got = list(msg.name)
-    if len(msg.velocity) != len(got):
-        raise ValueError(f'{len(got)} joint names but {len(msg.velocity)} velocities')
+    got = list(got)
+    if len(velocity) != len(got):
+        raise ValueError(f'{len(got)} joint names but {len(velocity)} velocities')
     index = {n: i for i, n in enumerate(got)}
-    qd = np.array([msg.velocity[index[n]] for n in names], dtype=float)
+    qd = np.array([velocity[index[n]] for n in names], dtype=float)
     if not np.all(np.isfinite(qd)):
         bad = [n for n, v in zip(names, qd) if not np.isfinite(v)]
         raise ValueError(f'non-finite velocity of {bad}')

@@ -34,7 +34,7 @@ from hil_core.planner.trajectory_planner import ERROR as EV_ERROR, WARN as EV_WA
 from hil_nodes import qos, topics
 from hil_nodes.msgs import convert
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError
-from hil_nodes.msgs.message_ring import MessageRing
+from hil_nodes.runtime.chain_port import pose_from_message, pose_port
 from hil_nodes.planner import params
 from hil_nodes.planner.markers import workspace_markers
 from hil_nodes.runtime.runner import main_for
@@ -69,7 +69,7 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
         stream = self.stream_qos()
         pub = self.create_lifecycle_publisher
         self._pose_pub = pub(PoseStamped, topics.PLANNER_SAFE_REFERENCE, stream)
-        self._pose_ring = MessageRing(PoseStamped)
+        self._pose_port = pose_port(self._pose_pub, lambda: self.p.frame_id)
         self._twist_pub = pub(TwistStamped, topics.PLANNER_SAFE_TWIST, stream)
         # events: reliable; transient-local in lockstep like every lockstep producer (qos.py), so a
         # late-matching supervisor still gets them (such a writer also serves volatile readers)
@@ -82,8 +82,10 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
         if self._markers_pub is None:
             self._markers_pub = self.create_publisher(MarkerArray, topics.PLANNER_MARKERS, qos.latched())
         self._markers_pub.publish(workspace_markers(self.cfg.workspace, self.p.frame_id))
-        self._io = [self.create_subscription(PoseStamped, topics.ADMITTANCE_REFERENCE, self._on_reference, stream),
-                    self.create_subscription(PoseStamped, topics.KINEMATICS_TCP_POSE, self._on_measured, stream)]
+        self._io = [self.create_subscription(PoseStamped, topics.ADMITTANCE_REFERENCE, self._on_reference, stream,
+                                             chain_input=self._on_reference_payload),
+                    self.create_subscription(PoseStamped, topics.KINEMATICS_TCP_POSE, self._on_measured, stream,
+                                             chain_input=self._on_measured_payload)]
         if self.p.lockstep:
             self._io.append(self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, stream))
             # reference_wait is wall time: on the node clock (sim time, which stands still while a
@@ -126,7 +128,12 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
 
     # --- inputs ----------------------------------------------------------------------------
     def _on_measured(self, msg: PoseStamped) -> None:
-        self.measured = convert.pose_to_array(msg.pose)
+        self._on_measured_payload(pose_from_message(msg))
+
+    def _on_measured_payload(self, payload) -> None:
+        """The robot's pose (stamp ns, 7 values): from the kinematics node's chain port in one
+        process, else read from the message (hil_nodes.runtime.chain_port)."""
+        self.measured = payload[1]
         if self.awaiting_pose is not None and self.active and self.p.lockstep and self.awaiting_pose[1] in MOVING_MODES:
             # a motion frame could not start for want of the robot pose: compute it now (lockstep:
             # a frame is released only once, so dropping it would stall the run forever)
@@ -134,10 +141,14 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
             self._compute(*frame)
 
     def _on_reference(self, msg: PoseStamped) -> None:
+        self._on_reference_payload(pose_from_message(msg))
+
+    def _on_reference_payload(self, payload) -> None:
+        """The model's reference (stamp ns, 7 values): from the admittance node's chain port in
+        one process, else read from the message (hil_nodes.runtime.chain_port)."""
         if not self.active:
             return
-        key = convert.stamp_to_ns(msg.header.stamp)
-        pose = convert.pose_to_array(msg.pose)
+        key, pose = payload
         if not self.p.lockstep:
             now = self.now_ns()
             problem = self.planner.stamp_problem(key, now)
@@ -252,22 +263,19 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
                                 mode, measured=self.measured,
                                 now_ns=key if self.p.lockstep else self.now_ns())
         self.measured = None
-        stamp = convert.ns_to_stamp(key)
         if res.events:
-            self._publish_events(stamp, res.events)
+            self._publish_events(convert.ns_to_stamp(key), res.events)
         if res.pose is None:
             self.awaiting_pose = (key, mode, reference, ref_stamp)
             self.status(WARN, f'waiting for {topics.KINEMATICS_TCP_POSE}: no robot pose to start from',
                         **self.counters)
             return
         self.awaiting_pose = None
-        msg = self._pose_ring.next()
-        convert.fill_pose_stamped(msg, stamp, self.p.frame_id, res.pose)
-        self._pose_pub.publish(msg)
+        self._pose_port.send((key, res.pose))
         self.count_published(topics.PLANNER_SAFE_REFERENCE)
         if self.p.publish_twist:
             tw = TwistStamped(twist=convert.array_to_twist(res.twist))
-            tw.header.stamp, tw.header.frame_id = stamp, self.p.frame_id
+            tw.header.stamp, tw.header.frame_id = convert.ns_to_stamp(key), self.p.frame_id
             self._twist_pub.publish(tw)
         self.counters['published'] += 1
 

@@ -75,16 +75,21 @@ _EXCLUDED_PREFIXES = ('/parameter_events', '/rosout')
 
 
 class _Topic:
-    __slots__ = ('name', 'publishers', 'subscriptions', 'callbacks', 'raw_callbacks', 'last', 'on_dds')
+    __slots__ = ('name', 'publishers', 'subscriptions', 'callbacks', 'raw_callbacks', 'targets', 'last',
+                 'last_sent', 'on_dds')
 
     def __init__(self, name: str):
         self.name = name
         self.publishers: list[IntraPublisher] = []
         self.subscriptions: list[IntraSubscription] = []
         self.last = None                                      # the last message published
+        self.last_sent = None                                 # or the last (port, payload) a chain port sent
         self.on_dds = False                                   # publishers outside the process too: DDS only
         self.callbacks: list[Callable[[Any], None]] = []      # served subscriptions, by message
         self.raw_callbacks: list[Callable[[bytes], None]] = []   # served subscriptions, serialized
+        # served subscriptions as a chain port delivers to them (hil_nodes.runtime.chain_port):
+        # (chain input or None, message callback), in subscription order
+        self.targets: list[tuple[Callable | None, Callable]] = []
 
 
 class IntraProcessBus:
@@ -135,11 +140,15 @@ class IntraProcessBus:
         topic.subscriptions.append(sub)
         sub.serve(bool(topic.publishers) and not topic.on_dds)
         self._rebuild(topic)
-        if sub.served and sub.latched and topic.last is not None:
+        last = topic.last
+        if last is None and topic.last_sent is not None:      # a chain port's last payload, as a message
+            port, payload = topic.last_sent
+            last = port.message(payload)
+        if sub.served and sub.latched and last is not None:
             if sub.raw:
-                self._queue_raw([sub.callback], topic.last)
+                self._queue_raw([sub.callback], last)
             else:
-                self._queue.append((sub.callback, topic.last))
+                self._queue.append((sub.callback, last))
 
     def remove_subscription(self, sub: IntraSubscription) -> None:
         topic = self._topics.get(sub.topic)
@@ -154,6 +163,7 @@ class IntraProcessBus:
         served = [s for s in topic.subscriptions if s.served]
         topic.callbacks = [s.callback for s in served if not s.raw]
         topic.raw_callbacks = [s.callback for s in served if s.raw]
+        topic.targets = [(s.chain_input, s.callback) for s in served if not s.raw]
         if topic.raw_callbacks:                # (loading rosbags' types takes ~0.2 s: not mid-run)
             for pub in topic.publishers:
                 prepare(pub.inner.msg_type)
@@ -163,10 +173,34 @@ class IntraProcessBus:
         if msg is topic.last:
             raise ValueError(f'{topic.name}: the same message object published twice in a row; in one '
                              f'process its subscribers share it: publish a new (or another pooled) message')
-        topic.last = msg
+        topic.last, topic.last_sent = msg, None
         self._queue.extend([(cb, msg) for cb in topic.callbacks])
         if topic.raw_callbacks:                # the recorder
             self._queue_raw(topic.raw_callbacks, msg)
+
+    def send(self, topic: _Topic, port, payload):
+        """A chain port's ``payload`` to the topic's subscriptions in the process, queued as
+        ``queue`` queues a message: a chain input gets the payload itself, a subscription without
+        one the message (built once, only then), a raw one (the recorder) the CDR bytes, written
+        from the payload now (``port.encode``). Returns the message if one was built."""
+        topic.last, topic.last_sent = None, (port, payload)
+        msg = None
+        q = self._queue
+        for chain_input, callback in topic.targets:
+            if chain_input is not None:
+                q.append((chain_input, payload))
+            else:
+                if msg is None:
+                    msg = port.message(payload)
+                q.append((callback, msg))
+        if topic.raw_callbacks:
+            data = port.encode(payload) if port.encode is not None else None
+            if data is None:
+                if msg is None:
+                    msg = port.message(payload)
+                data = msg
+            self._queue_raw(topic.raw_callbacks, data)
+        return msg
 
     def _queue_raw(self, callbacks, msg) -> None:
         if self.raw_after_graph:               # real time: after the graph's own, publish time kept
@@ -197,7 +231,8 @@ class IntraProcessBus:
 
     def _deliver_raw(self, item) -> None:
         callbacks, msg, self.published_ns = item
-        data = serialize_exact(msg)            # (the message is its subscribers' once published)
+        # (the message is its subscribers' once published; a chain port's bytes are written already)
+        data = msg if isinstance(msg, bytes) else serialize_exact(msg)
         for cb in callbacks:
             cb(data)
         self.published_ns = 0
@@ -260,6 +295,23 @@ class IntraPublisher:
         self.bus_topic: _Topic | None = None
         bus.add_publisher(self)
 
+    def send(self, port, payload) -> None:
+        """A chain port's payload (hil_nodes.runtime.chain_port): to the process's subscriptions
+        as the bus's ``send`` says, and as a message to DDS only when ``publish`` would write one."""
+        inner = self.inner
+        if self.lifecycle and not inner.is_activated:
+            return
+        topic = self.bus_topic
+        if topic.on_dds:                       # the process's own readers are DDS ones: a message
+            self.publish(port.message(payload))
+            return
+        msg = self._bus.send(topic, port, payload)
+        if self._always or inner.get_subscription_count():
+            self.replay_if_read()
+            _dds_publish(inner, msg if msg is not None else port.message(payload))
+        elif self.replay is not None:
+            self.replay.append(msg if msg is not None else _Unsent(port, payload))
+
     def publish(self, msg) -> None:
         inner = self.inner
         if self.lifecycle and not inner.is_activated:
@@ -281,7 +333,7 @@ class IntraPublisher:
         if replay and self.inner.get_subscription_count():
             if self._outside_wants_history():
                 for old in replay:
-                    _dds_publish(self.inner, old)
+                    _dds_publish(self.inner, old.message() if isinstance(old, _Unsent) else old)
             replay.clear()
 
     def _outside_wants_history(self) -> bool:
@@ -301,6 +353,17 @@ class IntraPublisher:
 
 
 _dds_publish = Publisher.publish
+
+
+class _Unsent:
+    """A chain port's payload kept for replay, made a message only if a reader outside asks."""
+    __slots__ = ('port', 'payload')
+
+    def __init__(self, port, payload):
+        self.port, self.payload = port, payload
+
+    def message(self):
+        return self.port.message(self.payload)
 NODE_DESTROYED: list[Callable[[Any], None]] = []   # called with a node of the process being destroyed
 
 
@@ -316,8 +379,9 @@ class IntraSubscription:
     process, else by its own DDS reader."""
 
     def __init__(self, node, msg_type, topic: str, callback, qos: QoSProfile, raw: bool, kwargs: dict,
-                 bus: IntraProcessBus = BUS):
+                 bus: IntraProcessBus = BUS, chain_input=None):
         self.node = node
+        self.chain_input = chain_input         # takes a chain port's payload (hil_nodes.runtime.chain_port)
         self.msg_type = msg_type
         self.topic = topic
         self.callback = callback

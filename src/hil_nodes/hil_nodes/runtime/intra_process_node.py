@@ -45,12 +45,17 @@ class IntraProcessNode:
             publisher = publisher.inner
         return super().destroy_lifecycle_publisher(publisher)
 
-    def create_subscription(self, msg_type, topic, callback, qos_profile, *, raw: bool = False, **kwargs):
+    def create_subscription(self, msg_type, topic, callback, qos_profile, *, raw: bool = False, chain_input=None,
+                            **kwargs):
+        """rclpy's, and ``chain_input``: what takes a chain port's payload instead of a message when
+        the topic's producer is a chain port in this process (hil_nodes.runtime.chain_port); the
+        message ``callback`` must turn a message into that payload and hand it to ``chain_input``,
+        so both ways run the same code."""
         qos = _as_qos(qos_profile)
         resolved = self.resolve_topic_name(topic)
         if not eligible(resolved) or kwargs.get('content_filter_options') is not None:
             return super().create_subscription(msg_type, topic, counted(callback), qos_profile, raw=raw, **kwargs)
-        return IntraSubscription(self, msg_type, resolved, callback, qos, raw, kwargs)
+        return IntraSubscription(self, msg_type, resolved, callback, qos, raw, kwargs, chain_input=chain_input)
 
     # executor callbacks are counted (hil_nodes.runtime.served: the spin loop's idle-turn test)
     def create_timer(self, timer_period_sec, callback, *args, **kwargs):

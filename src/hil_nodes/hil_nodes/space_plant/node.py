@@ -38,8 +38,9 @@ from hil_core.space.phases import SpacePhases
 from hil_core.space.plant import SpacePlant
 from hil_nodes import qos, topics
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
-from hil_nodes.msgs.convert import (array_to_pose, array_to_twist, joint_positions, joint_velocities,
-                                    ns_to_stamp, pose_to_array, stamp_to_ns, status_array)
+from hil_nodes.msgs.convert import (array_to_pose, array_to_twist, ns_to_stamp, positions_by_name, pose_to_array,
+                                    status_array, velocities_by_name)
+from hil_nodes.runtime.chain_port import forward_port, joint_state_from_message
 from hil_nodes.runtime.runner import main_for
 from hil_nodes.space_plant import params
 from hil_nodes.space_plant.markers import satellite_markers
@@ -69,6 +70,7 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
         stream = self.stream_qos()
         self._cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.VELOCITY_COMMANDS,
                                                         qos.command(lockstep=self.p.lockstep))
+        self._cmd_port = forward_port(self._cmd_pub)
         self._odom_pub = self.create_lifecycle_publisher(Odometry, topics.SPACE_SATELLITE_ODOM, stream)
         self._ee_pub = self.create_lifecycle_publisher(PoseStamped, topics.SPACE_EE_POSE, stream)
         self._err_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.SPACE_ERRORS, stream)
@@ -79,7 +81,7 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
                                                           qos.command(50, lockstep=self.p.lockstep))
         self._subs = [
             self.create_subscription(JointState, topics.JOINT_STATES, self._on_joints,
-                                     qos.joint_states(self.p.lockstep)),
+                                     qos.joint_states(self.p.lockstep), chain_input=self._on_joint_payload),
             self.create_subscription(PoseStamped, topics.SPACE_EE_SETPOINT, self._on_setpoint, qos.command()),
             self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched()),
         ]
@@ -143,17 +145,22 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
         self.status(OK, 'new EE set-point', x=a[0], y=a[1], z=a[2])
 
     def _on_joints(self, msg: JointState) -> None:
+        self._on_joint_payload(joint_state_from_message(msg))
+
+    def _on_joint_payload(self, payload) -> None:
+        """A joint sample (stamp ns, names, positions, velocities, efforts): from the drives'
+        chain port in one process, else read from the message (hil_nodes.runtime.chain_port)."""
         if not self.active:
             return
-        t_ns = stamp_to_ns(msg.header.stamp)
+        t_ns, names, position, velocity, _ = payload
         if self.last_ns is not None and t_ns <= self.last_ns:
             self.ignored += 1              # duplicate (t_0 re-published) or out of order
             return
         self._wall_last = time.monotonic()
         dt = 1e-3 if self.last_ns is None else (t_ns - self.last_ns) * 1e-9
         try:
-            q = joint_positions(msg, JOINT_NAMES)
-            qd = joint_velocities(msg, JOINT_NAMES) if self.p.use_measured_velocity else None
+            q = positions_by_name(names, position, JOINT_NAMES)
+            qd = velocities_by_name(names, velocity, JOINT_NAMES) if self.p.use_measured_velocity else None
             if self.q_last is not None:
                 if dt > self.p.max_gap:
                     raise ValueError(f'stale joint states: {dt:.4f} s gap > max_gap {self.p.max_gap}')
@@ -188,7 +195,7 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
     # --- outputs -------------------------------------------------------------------------------
     def _send(self, cmd) -> None:
         self.last_cmd = np.asarray(cmd, float).copy()
-        self._cmd_pub.publish(Float64MultiArray(data=[float(v) for v in cmd]))
+        self._cmd_port.send(self.last_cmd.copy())     # (the payload is its receivers' once sent)
 
     def _event(self, t_ns: int, name: str, why: str, level) -> None:
         self._event_pub.publish(status_array(ns_to_stamp(t_ns), level, name, why, self.get_name(),

@@ -38,12 +38,14 @@ from rclpy.clock import Clock, ClockType
 from rosgraph_msgs.msg import Clock as ClockMsg
 from trajectory_msgs.msg import JointTrajectory
 
+from hil_core.drives.plants.plain_trajectory import PlainTrajectory
 from hil_core.timebase import TimeBaseEngine, hexaslide_ik
 from hil_core.timebase import warm_up as timebase_warm_up
 from hil_core.timebase.realtime_frames import due_frame
 from hil_nodes import qos, topics
 from hil_nodes.msgs import convert
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
+from hil_nodes.runtime.chain_port import pose_from_message, trajectory_port
 from hil_nodes.runtime.runner import main_for
 from hil_nodes.timebase import params
 
@@ -82,12 +84,17 @@ class TimebaseNode(HilLifecycleNode, name='timebase', task='buffer', params=para
         self.expected_distance = params.designed_distance(p)
         n_out = self.cfg.servo_per_move * (1 + (p.lead_frames if not p.lockstep else 0))
         self.out_times = np.arange(1, n_out + 1) * p.servo_period
-        self._messages = convert.TrajectoryMessages(p.joint_names, p.servo_period)
+        messages = convert.TrajectoryMessages(p.joint_names, p.servo_period)
+        # a message's point times (ns, as its time_from_start): every point of the repeated and the
+        # new frame, the last ones of which start the first message
+        self._point_ns = np.array([convert.duration_ns(t) for t in self.out_times], dtype=np.int64)
+        self._names = tuple(p.joint_names)
         self._cycle = self.cycle_monitor('frame', p.move_time)
         self.pub = self.create_lifecycle_publisher(JointTrajectory, topics.HEXAPOD_JOINT_TRAJECTORY,
                                                    qos.command(depth=50, lockstep=p.lockstep))
+        self._port = trajectory_port(self.pub, messages)
         self._io = [self.create_subscription(PoseStamped, topics.PLANNER_SAFE_REFERENCE, self._on_reference,
-                                             self.stream_qos())]
+                                             self.stream_qos(), chain_input=self._on_reference_payload)]
         if p.lockstep:
             self._io.append(self.create_subscription(ClockMsg, topics.CLOCK, self._on_clock, qos.stream(True)))
 
@@ -129,10 +136,14 @@ class TimebaseNode(HilLifecycleNode, name='timebase', task='buffer', params=para
 
     # --- inputs ------------------------------------------------------------------------------
     def _on_reference(self, msg: PoseStamped) -> None:
+        self._on_reference_payload(pose_from_message(msg))
+
+    def _on_reference_payload(self, payload) -> None:
+        """The safe reference (stamp ns, 7 values): from the planner's chain port in one process,
+        else read from the message (hil_nodes.runtime.chain_port)."""
         if not self.active or self.engine is None:
             return
-        stamp_ns = convert.stamp_to_ns(msg.header.stamp)
-        pose = convert.pose_to_array(msg.pose)
+        stamp_ns, pose = payload
         # a refused reference is counted, and told with the metrics at most once per the node's
         # warn_interval for its kind
         if not np.all(np.isfinite(pose)) or np.linalg.norm(pose[3:]) < 1e-9:
@@ -237,18 +248,21 @@ class TimebaseNode(HilLifecycleNode, name='timebase', task='buffer', params=para
         self.last_frame_ns = frame_ns
         self.counters['frames'] += 1
         self._count_cycles(out)
+        times = self._point_ns
         if self.lead_ns:
             prev = self._prev_out
             self._prev_out = (out.positions, out.velocities)
             if prev is None:      # the first message (or one after skipped frames): the new points only
-                msg = self._messages.fill(frame_ns, out.positions, out.velocities,
-                                          first_index=len(self.out_times) - len(out.positions) + 1)
+                positions, velocities = out.positions, out.velocities
+                times = times[len(times) - len(positions):]
             else:
-                msg = self._messages.fill(frame_ns, np.vstack([prev[0], out.positions]),
-                                          np.vstack([prev[1], out.velocities]))
+                positions, velocities = np.vstack([prev[0], out.positions]), np.vstack([prev[1], out.velocities])
         else:
-            msg = self._messages.fill(frame_ns, out.positions, out.velocities)
-        self.pub.publish(msg)
+            positions, velocities = out.positions, out.velocities
+            times = times[:len(positions)]
+        # C-ordered rows (the engine's may be views): the drives' compiled check was loaded for those
+        self._port.send(PlainTrajectory(self._names, frame_ns, times, np.ascontiguousarray(positions),
+                                        np.ascontiguousarray(velocities)))
         self.count_published(topics.HEXAPOD_JOINT_TRAJECTORY)
         self._delays.extend((rel + self.times - out.ref_stamps).tolist())
         self._last_out = out

@@ -36,7 +36,8 @@ from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, Paramete
 from hil_nodes.msgs.convert import ns_to_stamp
 from hil_nodes.runtime.grid_timer import DRIVES_OFFSET_NS, create_grid_timer
 from hil_nodes.runtime.runner import main_for
-from hil_sim.mock_hardware.commands import judge
+from hil_nodes.runtime.chain_port import joint_state_port
+from hil_sim.mock_hardware.commands import judge, judge_forward, judge_plain
 from hil_sim.mock_hardware.watchdog import PARAMS as WATCHDOG_PARAMS, HardwareWatchdog
 from hil_sim.mock_hardware.link import ServoLink
 from hil_sim.mock_hardware.pacing import FramePacing
@@ -92,12 +93,15 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
         # joint_state_broadcaster's QoS (reliable, volatile); lockstep keeps a deep history
         self._js_pub = self.create_lifecycle_publisher(JointState, topics.JOINT_STATES, qos.joint_state_broadcaster(
             depth=qos.LOCKSTEP_DEPTH if p.lockstep else 10))
+        self._js_port = joint_state_port(self._js_pub, self.robot.hardware.joint_names)
+        self._joint_names = tuple(self.robot.hardware.joint_names)
         self.command_topic = topics.controller_command_topic(spec.name, spec.trajectory)
         self._sub = self.create_subscription(JointTrajectory if spec.trajectory else Float64MultiArray,
                                              self.command_topic, self._on_command,
-                                             qos.command(depth=50 if p.lockstep else 10, lockstep=p.lockstep))
+                                             qos.command(depth=50 if p.lockstep else 10, lockstep=p.lockstep),
+                                             chain_input=self._on_plain_command if spec.trajectory
+                                             else self._on_forward_command)
         self._cycle = self.cycle_monitor('frame', p.frame_period)
-        self._joint_names = list(self.robot.hardware.joint_names)
 
     def _build_state(self) -> None:
         p = self.p
@@ -185,14 +189,27 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
 
     # --- commands ------------------------------------------------------------------------------
     def _on_command(self, msg) -> None:
-        if not self.active:
-            return
+        """A command message (DDS, or a producer in the process that is no chain port)."""
+        if self.active:
+            self._command(judge, msg, self.robot.spec.trajectory)
+
+    def _on_plain_command(self, plain) -> None:
+        """The time base's trajectory from its chain port (hil_nodes.runtime.chain_port): arrays."""
+        if self.active:
+            self._command(judge_plain, plain)
+
+    def _on_forward_command(self, values) -> None:
+        """A forward command's values from the controller node's chain port (space_plant)."""
+        if self.active:
+            self._command(judge_forward, values)
+
+    def _command(self, judge_with, *command) -> None:
         p = self.p
         if self._watchdog.braking:       # stopped for good until re-activated: a command is not even
             if p.lockstep:               # looked at; in lockstep it only paces the braking frames
                 self._step()
             return
-        stamp, verdict = judge(self.controller, msg, self.robot.spec.trajectory, self._controller_now())
+        stamp, verdict = judge_with(self.controller, *command, self._controller_now())
         if verdict.accepted:
             self._watchdog.command_ok()
         else:
@@ -333,16 +350,11 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
         self._publish_frame()
 
     def _publish_frame(self) -> None:
-        stamp = ns_to_stamp(self.t_ns)
         if self._clock_pub is not None:
-            self._clock_pub.publish(ClockMsg(clock=stamp))
-        states = self.plant.states()
-        js = JointState(name=self._joint_names)   # a new message per frame: it belongs to its subscribers
-        js.header.stamp = stamp
-        js.position = states['position'].tolist()
-        js.velocity = states['velocity'].tolist()
-        js.effort = states['effort'].tolist() if 'effort' in states else []
-        self._js_pub.publish(js)
+            self._clock_pub.publish(ClockMsg(clock=ns_to_stamp(self.t_ns)))
+        states = self.plant.states()           # (copies: they belong to the receivers once sent)
+        self._js_port.send((self.t_ns, self._joint_names, states['position'], states['velocity'],
+                            states.get('effort')))
         self.count_published(topics.JOINT_STATES)
         self._pacing.published()
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hil_core.drives.joint_trajectory import FLOAT_EPSILON, Trajectory
+from hil_core.drives.joint_trajectory import FLOAT_EPSILON, Point, Trajectory
 from hil_core.drives.plants.plain_trajectory_kernel import plain_kernel
 from hil_core.maths.jit import timed_warm_up
 
@@ -38,6 +38,17 @@ class PlainTrajectory:
     times_ns: np.ndarray
     positions: np.ndarray
     velocities: np.ndarray | None
+
+
+def trajectory_of_plain(plain: PlainTrajectory) -> Trajectory:
+    """The ``Trajectory`` of a plain one, for the full check (the inverse of
+    ``plain_from_trajectory``)."""
+    vel = plain.velocities
+    return Trajectory(tuple(plain.joint_names),
+                      tuple(Point(int(t), tuple(map(float, plain.positions[k])),
+                                  () if vel is None else tuple(map(float, vel[k])))
+                            for k, t in enumerate(plain.times_ns.tolist())),
+                      int(plain.stamp_ns))
 
 
 def plain_from_trajectory(traj: Trajectory) -> PlainTrajectory | None:
