@@ -80,3 +80,30 @@ def test_joint_trajectories_are_rclpys_bytes(data, stamp, n_points, n, velocitie
     back = deserialize_message(got, JointTrajectory)
     assert [convert.stamp_to_ns(p.time_from_start) for p in back.points] == times_ns.tolist()
     np.testing.assert_array_equal(np.array([p.positions for p in back.points]), pos)
+
+
+def test_a_trajectory_layout_written_once_serves_every_message_of_the_stream():
+    """The template of a layout is reused: two messages of one layout and one of another, in
+    any order, each come out as their own message's bytes."""
+    names = [f'j{i}' for i in range(6)]
+    enc = JointTrajectoryBytes(names)
+    rng = np.random.default_rng(3)
+    full = np.array([convert.duration_ns(t) for t in np.arange(1, 9) / 1600], dtype=np.int64)
+    for times in (full, full[4:], full, full[4:]):
+        pos, vel = rng.normal(size=(len(times), 6)), rng.normal(size=(len(times), 6))
+        stamp = int(rng.integers(0, 2**40))
+        msg = convert.joint_trajectory(names, stamp, times * 1e-9, pos, vel)
+        assert enc.encode(stamp, times, pos, vel) == serialize_exact(msg)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), stamp=STAMPS, n=st.integers(1, 8))
+def test_tf_messages_are_the_recorders_bytes(data, stamp, n):
+    from tf2_msgs.msg import TFMessage
+    from hil_nodes.msgs.cdr_arrays import TfBytes
+    transforms = [(data.draw(NAMES), data.draw(NAMES), data.draw(rows(1, 3))[0], data.draw(rows(1, 4))[0])
+                  for _ in range(n)]
+    msg = convert.tf_message(convert.ns_to_stamp(stamp), transforms)
+    got = TfBytes().encode(stamp, transforms)
+    assert got == serialize_exact(msg)
+    assert same(deserialize_message(got, TFMessage), msg)

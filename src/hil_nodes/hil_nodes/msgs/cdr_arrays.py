@@ -72,7 +72,13 @@ class JointStateBytes:
 class JointTrajectoryBytes:
     """trajectory_msgs/JointTrajectory with fixed joint names and an empty frame id, every point
     with positions, optional velocities and no accelerations or efforts (what the time base
-    sends: a ``PlainTrajectory``)."""
+    sends: a ``PlainTrajectory``).
+
+    A stream's messages differ only in their stamp and their values: for each layout (point
+    times, point count, velocities or not) the bytes are written once with zeros for the values,
+    with the byte offsets of every value; a message is then that template with its stamp and its
+    values put in place by one numpy assignment (~10 us for 16 points of 6 joints, where writing
+    it field by field took ~60 us)."""
 
     def __init__(self, names, frame_id: str = ''):
         buf = bytearray(_HEADER)
@@ -80,23 +86,71 @@ class JointTrajectoryBytes:
         _string(buf, frame_id)
         _strings(buf, list(names))
         self._prefix = bytes(buf[12:])
+        self._layouts: dict = {}
+
+    def _layout(self, times_ns, n_joints: int, velocities: bool):
+        key = (times_ns.tobytes(), n_joints, velocities)
+        layout = self._layouts.get(key)
+        if layout is None:
+            if len(self._layouts) >= 16:          # (a stream has two or three layouts)
+                self._layouts.clear()
+            buf = bytearray(_HEADER)
+            buf += bytes(8)
+            buf += self._prefix
+            _align(buf, 4)
+            buf += _U32.pack(len(times_ns))
+            offsets = []
+            for t in times_ns.tolist():
+                for present in (True, velocities):
+                    _align(buf, 4)
+                    if not present:
+                        buf += _EMPTY
+                        continue
+                    buf += _U32.pack(n_joints)
+                    _align(buf, 8)
+                    offsets.append(len(buf))
+                    buf += bytes(8 * n_joints)
+                _align(buf, 4)
+                buf += _EMPTY                         # accelerations
+                buf += _EMPTY                         # effort
+                buf += _stamp(t)                      # time_from_start (int32 sec, uint32 nanosec)
+            # every value's 8 bytes, row by row: positions then velocities of each point
+            index = (np.asarray(offsets)[:, None] + np.arange(8 * n_joints)[None, :]).ravel()
+            layout = self._layouts[key] = (bytes(buf), index)
+        return layout
 
     def encode(self, stamp_ns: int, times_ns, positions, velocities=None) -> bytes:
+        times_ns = np.asarray(times_ns, dtype=np.int64)
+        pos = np.asarray(positions, dtype=np.float64)
+        n_points, n_joints = pos.shape
+        if len(times_ns) != n_points:
+            raise ValueError(f'{len(times_ns)} point times for {n_points} points')
+        template, index = self._layout(times_ns, n_joints, velocities is not None)
+        values = pos if velocities is None else np.concatenate((pos, np.asarray(velocities, dtype=np.float64)), axis=1)
+        out = np.frombuffer(bytearray(template), dtype=np.uint8)
+        out[index] = np.ascontiguousarray(values).view(np.uint8).ravel()
+        out[4:12] = np.frombuffer(_stamp(stamp_ns), dtype=np.uint8)
+        return out.tobytes()
+
+
+class TfBytes:
+    """tf2_msgs/TFMessage of transforms that share one stamp: (parent, child, xyz, quat xyzw)."""
+
+    def __init__(self):
+        self._frames: dict = {}
+
+    def encode(self, stamp_ns: int, transforms) -> bytes:
+        stamp = _stamp(stamp_ns)
         buf = bytearray(_HEADER)
-        buf += _stamp(stamp_ns)
-        buf += self._prefix
-        _align(buf, 4)
-        n = len(times_ns)
-        buf += _U32.pack(n)
-        pos = np.ascontiguousarray(positions, dtype=np.float64)
-        vel = None if velocities is None else np.ascontiguousarray(velocities, dtype=np.float64)
-        for k in range(n):
-            _sequence(buf, pos[k])
-            _sequence(buf, None if vel is None else vel[k])
+        buf += _U32.pack(len(transforms))
+        for parent, child, xyz, quat in transforms:
             _align(buf, 4)
-            buf += _EMPTY                             # accelerations
-            buf += _EMPTY                             # effort
-            buf += _stamp(times_ns[k])                # time_from_start (int32 sec, uint32 nanosec)
+            buf += stamp
+            _string(buf, parent)
+            _string(buf, child)
+            _align(buf, 8)
+            buf += _doubles(xyz)
+            buf += _doubles(quat)
         return bytes(buf)
 
 

@@ -19,39 +19,31 @@ from tf2_msgs.msg import TFMessage
 from hil_core.maths import tf_frames
 from hil_nodes import qos, topics
 from hil_nodes.msgs import convert
+from hil_nodes.runtime.chain_port import tf_port
 
 
 class TfOutput:
-    """The two publishers and the rate limit of the display frames. The TransformStamped of
-    each (parent, child) is built once and updated in place: building rclpy messages is most
-    of the cost of a /tf message."""
+    """The two publishers and the rate limit of the display frames. /tf goes through a chain
+    port (hil_nodes.runtime.chain_port.tf_port): in one process the recorder gets bytes written
+    from the arrays, and a message is built only for a reader."""
 
     def __init__(self, node):
         self.node = node
         self.pub = node.create_publisher(TFMessage, topics.TF, qos.tf())
+        self._port = tf_port(self.pub)
         self.static_pub = node.create_publisher(TFMessage, topics.TF_STATIC, qos.tf_static())
         self._last_frames_ns = None
-        self._msgs: dict = {}
         self.published = 0
 
     def static(self, transforms) -> None:
         if transforms:
             self.static_pub.publish(convert.tf_message(self.node.get_clock().now().to_msg(), transforms))
 
-    def send(self, stamp, transforms) -> None:
+    def send(self, stamp_ns: int, transforms) -> None:
+        """``transforms`` (parent, child, xyz, quat xyzw), all stamped ``stamp_ns``."""
         if not transforms:
             return
-        out = []
-        for parent, child, xyz, quat in transforms:
-            t = self._msgs.get((parent, child))
-            if t is None:
-                t = self._msgs[(parent, child)] = convert.transform_stamped(stamp, parent, child, xyz, quat)
-            else:
-                convert.update_transform(t, stamp, xyz, quat)
-            out.append(t)
-        msg = TFMessage()
-        msg.transforms = out
-        self.pub.publish(msg)
+        self._port.send((stamp_ns, transforms))
         self.published += 1
 
     def frames_due(self, stamp_ns: int, rate: float) -> bool:
@@ -89,7 +81,7 @@ class RobotTf:
             static.append((self.platform, ft_sensor_frame, np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0])))
         self.out.static(static)
 
-    def on_sample(self, stamp, stamp_ns: int, pose, q) -> None:
+    def on_sample(self, stamp_ns: int, pose, q) -> None:
         moving = []
         if self.platform is not None:
             moving.append((self.frame, self.platform, np.asarray(pose[:3], float), np.asarray(pose[3:7], float)))
@@ -100,7 +92,7 @@ class RobotTf:
                 from hil_core.hexaslide import chain_points
                 sliders, pj = chain_points(self.geom, pose, q)
                 moving += tf_frames.hexapod_leg_frames(self.frame, sliders, pj)
-        self.out.send(stamp, moving)
+        self.out.send(stamp_ns, moving)
 
     def destroy(self) -> None:
         self.out.destroy()
@@ -122,11 +114,11 @@ class SpaceTf:
         mount = (satellite, arm_base, np.asarray(mount_xyz, float), tf_frames.rpy_to_quat(mount_rpy))
         self.out.static([mount, *tf_frames.fixed_transforms(self.joints)])
 
-    def on_sample(self, stamp, stamp_ns: int, sat_pose, q) -> None:
+    def on_sample(self, stamp_ns: int, sat_pose, q) -> None:
         moving = [(self.world, self.satellite, np.asarray(sat_pose[:3], float), np.asarray(sat_pose[3:7], float))]
         if self.out.frames_due(stamp_ns, self.rate):
             moving += tf_frames.moving_transforms(self.joints, dict(zip(self.names, q)))
-        self.out.send(stamp, moving)
+        self.out.send(stamp_ns, moving)
 
     def destroy(self) -> None:
         self.out.destroy()

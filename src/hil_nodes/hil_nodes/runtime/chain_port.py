@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from hil_nodes.msgs import convert
-from hil_nodes.msgs.cdr_arrays import JointStateBytes, JointTrajectoryBytes, StampedDoubles
+from hil_nodes.msgs.cdr_arrays import JointStateBytes, JointTrajectoryBytes, StampedDoubles, TfBytes
 from hil_nodes.msgs.message_ring import MessageRing
 from hil_nodes.runtime.intra_process import IntraPublisher
 
@@ -156,3 +156,28 @@ def forward_port(publisher) -> ChainPort:
     def message(values):
         return Float64MultiArray(data=convert.float_sequence(values))
     return ChainPort(publisher, message)
+
+
+def tf_port(publisher) -> ChainPort:
+    """tf2_msgs/TFMessage; payload ``(stamp_ns, transforms)``, each transform (parent, child,
+    xyz, quat xyzw), all with that stamp. Nobody in the graph reads /tf: the recorder gets the
+    bytes, a message is built only for a reader (rviz, tf2 in another process). Its
+    TransformStamped objects are kept per frame pair and refilled (building them was most of
+    a /tf message's cost); a message goes out at once, to DDS or the recorder."""
+    from tf2_msgs.msg import TFMessage
+    kept: dict = {}
+    cdr = TfBytes()
+
+    def message(payload):
+        stamp_ns, transforms = payload
+        stamp = convert.ns_to_stamp(stamp_ns)
+        out = []
+        for parent, child, xyz, quat in transforms:
+            t = kept.get((parent, child))
+            if t is None:
+                t = kept[(parent, child)] = convert.transform_stamped(stamp, parent, child, xyz, quat)
+            else:
+                convert.update_transform(t, stamp, xyz, quat)
+            out.append(t)
+        return TFMessage(transforms=out)
+    return ChainPort(publisher, message, lambda payload: cdr.encode(*payload))

@@ -220,7 +220,7 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
                                                       out.damping, out.sigma_min, *map(float, sat_euler)]))
         if self.frames % self.p.marker_every == 0:
             self._marker_pub.publish(satellite_markers(stamp, self.p.world_frame, out, self.plant.r_des))
-        self._tf.on_sample(stamp, t_ns, out.sat_pose, self.q_last)
+        self._tf.on_sample(t_ns, out.sat_pose, self.q_last)
 
     def _raise_fault(self, t_ns: int, why: str) -> None:
         self.fault = why
