@@ -29,13 +29,17 @@ def _doubles(values) -> bytes:
 
 
 class StampedDoubles:
-    """A header (its frame id fixed) followed by a fixed number of float64 fields:
-    geometry_msgs/WrenchStamped (6: force, torque), PoseStamped (7: position, quaternion x y z w)."""
+    """A header (its frame id fixed), fixed strings, then a fixed number of float64 fields:
+    geometry_msgs/WrenchStamped (6: force, torque), PoseStamped (7: position, quaternion x y z w),
+    nav_msgs/Odometry (``strings`` the child frame; 85: pose, its covariance, twist, its
+    covariance)."""
 
-    def __init__(self, frame_id: str, count: int):
+    def __init__(self, frame_id: str, count: int, strings=()):
         buf = bytearray(_HEADER)
         buf += bytes(8)                               # the stamp: offsets below as in the message
         _string(buf, frame_id)
+        for text in strings:
+            _string(buf, text)
         _align(buf, 8)
         self._tail = bytes(buf[12:])                  # the frame id and the padding to the doubles
         self.count = count
@@ -45,6 +49,18 @@ class StampedDoubles:
         if len(data) != 8 * self.count:
             raise ValueError(f'{len(data) // 8} values, the message has {self.count}')
         return b''.join((_HEADER, _stamp(stamp_ns), self._tail, data))
+
+
+class Float64ArrayBytes:
+    """std_msgs/Float64MultiArray without a layout (no dimensions, offset 0): a vector."""
+
+    _PREFIX = _HEADER + _U32.pack(0) + _U32.pack(0)
+
+    def encode(self, values) -> bytes:
+        data = _doubles(values)
+        n = len(data) // 8
+        # the count ends at offset 12: aligned to 8 only with padding before the values
+        return b''.join((self._PREFIX, _U32.pack(n), bytes(4) if n else b'', data))
 
 
 class JointStateBytes:

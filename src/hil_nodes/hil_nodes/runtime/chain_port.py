@@ -29,8 +29,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
+
 from hil_nodes.msgs import convert
-from hil_nodes.msgs.cdr_arrays import JointStateBytes, JointTrajectoryBytes, StampedDoubles, TfBytes
+from hil_nodes.msgs.cdr_arrays import (Float64ArrayBytes, JointStateBytes, JointTrajectoryBytes, StampedDoubles,
+                                      TfBytes)
 from hil_nodes.msgs.message_ring import MessageRing
 from hil_nodes.runtime.intra_process import IntraPublisher
 
@@ -148,14 +151,36 @@ def trajectory_port(publisher, messages: convert.TrajectoryMessages) -> ChainPor
     return ChainPort(publisher, message, encode)
 
 
-def forward_port(publisher) -> ChainPort:
-    """std_msgs/Float64MultiArray of a forward command controller (no layout); payload the
-    values (an array). The recorder's bytes come from the message (a few a frame)."""
+def vector_port(publisher) -> ChainPort:
+    """std_msgs/Float64MultiArray without a layout (a forward command controller's command, a
+    vector of figures); payload the values (an array)."""
     from std_msgs.msg import Float64MultiArray
+    cdr = Float64ArrayBytes()
 
     def message(values):
         return Float64MultiArray(data=convert.float_sequence(values))
-    return ChainPort(publisher, message)
+    return ChainPort(publisher, message, cdr.encode)
+
+
+def odometry_port(publisher, frame_id: str, child_frame_id: str) -> ChainPort:
+    """nav_msgs/Odometry, covariances zero (unknown); payload ``(stamp_ns, pose, twist)``."""
+    from nav_msgs.msg import Odometry
+    cdr = StampedDoubles(frame_id, 85, strings=(child_frame_id,))
+    zeros = np.zeros(36)
+
+    def message(payload):
+        stamp_ns, pose, twist = payload
+        odom = Odometry()
+        odom.header.stamp, odom.header.frame_id = convert.ns_to_stamp(stamp_ns), frame_id
+        odom.child_frame_id = child_frame_id
+        odom.pose.pose = convert.array_to_pose(pose)
+        odom.twist.twist = convert.array_to_twist(twist)
+        return odom
+
+    def encode(payload):
+        stamp_ns, pose, twist = payload
+        return cdr.encode(stamp_ns, np.concatenate((pose, zeros, twist, zeros)))
+    return ChainPort(publisher, message, encode)
 
 
 def tf_port(publisher) -> ChainPort:

@@ -38,9 +38,10 @@ from hil_core.space.phases import SpacePhases
 from hil_core.space.plant import SpacePlant
 from hil_nodes import qos, topics
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
-from hil_nodes.msgs.convert import (array_to_pose, array_to_twist, ns_to_stamp, positions_by_name, pose_to_array,
-                                    status_array, velocities_by_name)
-from hil_nodes.runtime.chain_port import forward_port, joint_state_from_message
+from hil_nodes.msgs.convert import (ns_to_stamp, positions_by_name, pose_to_array, status_array,
+                                    velocities_by_name)
+from hil_nodes.runtime.chain_port import (joint_state_from_message, odometry_port, pose_port,
+                                          vector_port)
 from hil_nodes.runtime.runner import main_for
 from hil_nodes.space_plant import params
 from hil_nodes.space_plant.markers import satellite_markers
@@ -70,10 +71,14 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
         stream = self.stream_qos()
         self._cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.VELOCITY_COMMANDS,
                                                         qos.command(lockstep=self.p.lockstep))
-        self._cmd_port = forward_port(self._cmd_pub)
+        self._cmd_port = vector_port(self._cmd_pub)
         self._odom_pub = self.create_lifecycle_publisher(Odometry, topics.SPACE_SATELLITE_ODOM, stream)
         self._ee_pub = self.create_lifecycle_publisher(PoseStamped, topics.SPACE_EE_POSE, stream)
         self._err_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.SPACE_ERRORS, stream)
+        # for observers and the recorder (hil_nodes.runtime.chain_port: bytes from the arrays)
+        self._odom_port = odometry_port(self._odom_pub, p.world_frame, p.satellite_frame)
+        self._ee_port = pose_port(self._ee_pub, p.world_frame)
+        self._err_port = vector_port(self._err_pub)
         self._marker_pub = self.create_lifecycle_publisher(satellite_markers.msg_type, topics.SPACE_MARKERS, 10)
         self._tf = SpaceTf(self, p.urdf or default_urdf(), JOINT_NAMES, p.world_frame, p.satellite_frame,
                            p.mount_xyz, p.mount_rpy, p.tf_frames_rate)
@@ -202,24 +207,15 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
                                              {'frames': self.frames}))
 
     def _publish_state(self, t_ns: int, out) -> None:
-        stamp = ns_to_stamp(t_ns)
-        odom = Odometry()
-        odom.header.stamp, odom.header.frame_id = stamp, self.p.world_frame
-        odom.child_frame_id = self.p.satellite_frame
-        odom.pose.pose = array_to_pose(out.sat_pose)
-        odom.twist.twist = array_to_twist(out.sat_twist)
-        self._odom_pub.publish(odom)
-        ee = PoseStamped()
-        ee.header.stamp, ee.header.frame_id = stamp, self.p.world_frame
-        ee.pose = array_to_pose(out.ee_pose)
-        self._ee_pub.publish(ee)
+        self._odom_port.send((t_ns, out.sat_pose, out.sat_twist))
+        self._ee_port.send((t_ns, out.ee_pose))
         e = out.error
         sat_euler = np.degrees(self.plant.satellite_euler_zyx())
-        self._err_pub.publish(Float64MultiArray(data=[*map(float, e), float(np.linalg.norm(e[:3])),
-                                                      float(np.degrees(np.linalg.norm(e[3:]))),
-                                                      out.damping, out.sigma_min, *map(float, sat_euler)]))
+        self._err_port.send(np.concatenate((e, (np.linalg.norm(e[:3]), np.degrees(np.linalg.norm(e[3:])),
+                                                out.damping, out.sigma_min), sat_euler)))
         if self.frames % self.p.marker_every == 0:
-            self._marker_pub.publish(satellite_markers(stamp, self.p.world_frame, out, self.plant.r_des))
+            self._marker_pub.publish(satellite_markers(ns_to_stamp(t_ns), self.p.world_frame, out,
+                                                       self.plant.r_des))
         self._tf.on_sample(t_ns, out.sat_pose, self.q_last)
 
     def _raise_fault(self, t_ns: int, why: str) -> None:
