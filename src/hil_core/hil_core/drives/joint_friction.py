@@ -20,104 +20,93 @@ Discrete scheme over a step h (``JointFriction.step``):
 Being implicit in v, the stick state is a stable fixed point at any step: no chattering at
 zero velocity (a Karnopp switch is not needed), and the pre-sliding spring sigma0 cannot go
 unstable with h.
+
+Two implementations with one interface: :class:`JointFriction` (what the iiwa mock uses) runs
+the step in a numba kernel (``hil_core.drives.joint_friction_kernel``, a few microseconds per
+step for 7 joints, compiled or loaded from the cache by its constructor or by :func:`warm_up`);
+:class:`JointFrictionNumpy` (``hil_core.drives.joint_friction_numpy``, with
+:class:`FrictionParams`) is the plain-numpy oracle the tests compare it with
+(test/unit/test_joint_friction_compiled.py, 1e-12).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from hil_core.drives import joint_friction_kernel
+# the parameters are shared with the oracle, which the compiled class extends
+from hil_core.drives.joint_friction_numpy import FrictionParams, JointFrictionNumpy
 
-@dataclass
-class FrictionParams:
-    fc: np.ndarray        # Coulomb level (N m)
-    fs: np.ndarray        # static (breakaway) level (N m)
-    vs: np.ndarray        # Stribeck velocity (rad/s)
-    sigma0: np.ndarray    # bristle stiffness (N m/rad)
-    sigma1: np.ndarray    # bristle damping (N m s/rad)
-    sigma2: np.ndarray    # viscous coefficient (N m s/rad)
-
-    @classmethod
-    def make(cls, n, fc, fs, vs, sigma0, sigma1, sigma2) -> 'FrictionParams':
-        vals = [np.broadcast_to(np.asarray(x, float), (n,)).copy() for x in (fc, fs, vs, sigma0, sigma1, sigma2)]
-        p = cls(*vals)
-        p.validate()
-        return p
-
-    def validate(self) -> None:
-        arrs = [self.fc, self.fs, self.vs, self.sigma0, self.sigma1, self.sigma2]
-        if not all(np.all(np.isfinite(a)) for a in arrs):
-            raise ValueError('friction parameters must be finite')
-        if np.any(self.fc <= 0) or np.any(self.fs < self.fc) or np.any(self.vs <= 0) or np.any(self.sigma0 <= 0):
-            raise ValueError('friction needs fc > 0, fs >= fc, vs > 0, sigma0 > 0')
-        if np.any(self.sigma1 < 0) or np.any(self.sigma2 < 0):
-            raise ValueError('friction damping and viscous coefficients must be >= 0')
+__all__ = ['FrictionParams', 'JointFriction', 'JointFrictionNumpy', 'warm_up']
 
 
-class JointFriction:
-    """LuGre friction of n joints with the closed-form, implicit fixed-step solution."""
+_F64 = np.dtype(np.float64)
 
-    ITERATIONS = 40
+
+def _joints(x, n: int):
+    """x as a float64 array of shape (n,) (a scalar or a length-1 array broadcast, read-only),
+    or None when it is not one (then the numpy step, which broadcasts anything, does the call)."""
+    if type(x) is np.ndarray and x.dtype is _F64 and x.shape == (n,):
+        return x
+    x = np.asarray(x, dtype=float)
+    if x.shape == (n,):
+        return x
+    if x.ndim <= 1 and x.size == 1:
+        return np.broadcast_to(x.reshape(()), (n,))
+    return None
+
+
+class JointFriction(JointFrictionNumpy):
+    """:class:`JointFrictionNumpy` with ``step`` in a numba kernel
+    (``hil_core.drives.joint_friction_kernel``): same interface, same numbers to rounding, a few
+    microseconds per step. The constructor compiles or loads the kernel, so no step pays that.
+
+    Every step assigns new ``z`` and returns new arrays, as the numpy class does (a caller may
+    keep the previous ones). Inputs the kernel does not take (arrays that broadcast to more
+    than the n joints, a non-scalar step) go to the numpy method. The parameters are packed for
+    the kernel when ``p`` is assigned (the constructor does): assign a new ``FrictionParams``
+    rather than editing the arrays of ``p`` in place.
+    """
 
     def __init__(self, params: FrictionParams):
+        super().__init__(params)
+        warm_up()
+
+    @property
+    def p(self) -> FrictionParams:
+        return self._p
+
+    @p.setter
+    def p(self, params: FrictionParams) -> None:
         params.validate()
-        self.p = params
-        self.z = np.zeros(params.fc.shape)
-
-    def reset(self) -> None:
-        self.z[:] = 0.0
-
-    def level(self, v) -> np.ndarray:
-        p = self.p
-        return p.fc + (p.fs - p.fc) * np.exp(-(np.asarray(v) / p.vs) ** 2)
-
-    def _z_of(self, v, z0, g, h):
-        p = self.p
-        a = p.sigma0 * np.abs(v) * h / g
-        zss = np.sign(v) * g / p.sigma0
-        e = np.exp(-a)
-        z = zss + (z0 - zss) * e
-        dz = (g / p.sigma0 - np.sign(v) * z0) * e * p.sigma0 * h / g
-        return z, dz
+        self._p = params
+        self._params = np.array([params.fc, params.fs, params.vs, params.sigma0, params.sigma1, params.sigma2],
+                                dtype=float)
+        self._n = self._params.shape[1]
 
     def step(self, v_k, tau, m, h: float):
         """Advance one step: joint velocity v_k, torque tau (all but friction), inertia m.
 
         Returns (v_next, friction f_next); updates the internal state z.
         """
-        p = self.p
-        v_k = np.asarray(v_k, float)
-        tau = np.asarray(tau, float)
-        m = np.asarray(m, float)
-        g = self.level(v_k)
+        n = self._n
         z0 = self.z
-        # |z| can exceed g/sigma0 right after breakaway (g falls from F_s to F_c); LuGre then
-        # relaxes it exponentially, which the closed form does too (no clipping here).
-        zmax = np.maximum(g / p.sigma0, np.abs(z0))
-        c = m / h
-        s01 = p.sigma0 + p.sigma1 / h
+        vk, tq, mm = _joints(v_k, n), _joints(tau, n), _joints(m, n)
+        if isinstance(h, float):
+            hh = h
+        elif np.ndim(h) == 0:
+            hh = float(h)
+        else:
+            hh = None
+        if (vk is None or tq is None or mm is None or hh is None or type(z0) is not np.ndarray
+                or z0.dtype is not _F64 or z0.shape != (n,)):
+            return super().step(v_k, tau, m, h)
+        out = np.empty((joint_friction_kernel.ROWS, n))
+        joint_friction_kernel.step(self._params, z0, vk, tq, mm, hh, self.ITERATIONS, out)
+        # rows Z_NEXT, V_NEXT, F_NEXT of the kernel's output, as literals (no lookups per step)
+        self.z = out[1]
+        return out[0], out[2]
 
-        def phi(v):
-            z, dz = self._z_of(v, z0, g, h)
-            return c * (v - v_k) + s01 * z - p.sigma1 * z0 / h + p.sigma2 * v - tau, c + s01 * dz + p.sigma2, z
 
-        # bracket: z(v) lies in [-zmax, zmax]
-        base = tau + c * v_k + p.sigma1 * z0 / h
-        lo = (base - s01 * zmax) / (c + p.sigma2)
-        hi = (base + s01 * zmax) / (c + p.sigma2)
-        v = np.clip((tau + c * v_k - p.sigma0 * z0) / (c + p.sigma0 * h + p.sigma1 + p.sigma2), lo, hi)
-        for _ in range(self.ITERATIONS):
-            f, df, _ = phi(v)
-            lo = np.where(f < 0, v, lo)
-            hi = np.where(f > 0, v, hi)
-            dv = f / df
-            if np.all(np.abs(dv) <= 1e-12 * (1.0 + np.abs(v))):
-                v = v - dv
-                break
-            v_new = v - dv
-            outside = (v_new < lo) | (v_new > hi) | ~np.isfinite(v_new)
-            v = np.where(outside, 0.5 * (lo + hi), v_new)
-        _, _, z = phi(v)
-        f_next = p.sigma0 * z + p.sigma1 * (z - z0) / h + p.sigma2 * v
-        self.z = z
-        return v, f_next
+def warm_up() -> float:
+    """Compile or load the friction step kernel (hil_core.warmup); seconds taken."""
+    return joint_friction_kernel.warm_up()
