@@ -69,6 +69,12 @@ def _report(bag: str) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
+def _cpu(summary: dict) -> str:
+    """The summary's CPU-s per sim-s, or 'not_measured' (a run too short for two progress statuses)."""
+    value = summary.get('cpu_s_per_sim_s', '').split(' ')[0]
+    return value if _float(value) == _float(value) else 'not_measured'
+
+
 def _float(text, default=float('nan')) -> float:
     try:
         return float(text)
@@ -87,7 +93,7 @@ def hexafloat(name: str, args: list[str], duration: float, cpu_target: float | N
     if rc != 0:
         missed.append(f'exit {rc}: {s.get("fault_reason", "")}')
     cpu = _float(s.get('cpu_s_per_sim_s'))
-    _print(f'{name}.cpu_s_per_sim_s', s.get('cpu_s_per_sim_s', '-').split(' ')[0])
+    _print(f'{name}.cpu_s_per_sim_s', _cpu(s))
     if cpu_target is not None and not cpu <= cpu_target:
         missed.append(f'CPU {cpu} > {cpu_target} CPU-s per sim-s')
     if bag is not None:
@@ -128,7 +134,7 @@ def other(name: str, system: str, args: list[str], duration: float) -> bool:
     rc, s, _ = _hil([system, '--realtime', '--duration', f'{duration:g}', *args], None, timeout=duration * 4 + 240)
     _print(f'{name}.exit_code', rc)
     _print(f'{name}.outcome', s.get('outcome', '-').replace(' ', '_'))
-    _print(f'{name}.cpu_s_per_sim_s', s.get('cpu_s_per_sim_s', '-').split(' ')[0])
+    _print(f'{name}.cpu_s_per_sim_s', _cpu(s))
     for key in ('max_leg_error_um', 'max_table_error_urad'):
         if key in s:
             _print(f'{name}.{key}', s[key])
@@ -140,7 +146,7 @@ def lockstep(duration: float) -> bool:
                     timeout=duration * 20 + 240)
     speed = _float(s.get('sim_per_wall'))
     _print('lockstep.sim_per_wall', s.get('sim_per_wall', '-'))
-    _print('lockstep.cpu_s_per_sim_s', s.get('cpu_s_per_sim_s', '-').split(' ')[0])
+    _print('lockstep.cpu_s_per_sim_s', _cpu(s))
     missed = [] if rc == 0 else [f'exit {rc}']
     if not speed >= 4.0:
         missed.append(f'{speed} simulated s per wall s')
