@@ -85,6 +85,13 @@ class ArmSim:
         self.tau_max = self.kin.effort_limit.copy()
         self.friction = JointFriction(FrictionParams.make(
             N, np.asarray(p.fc), np.asarray(p.fc) * p.fs_ratio, p.vs, p.sigma0, p.sigma1, np.asarray(p.viscous)))
+        # the per-step constants as arrays once (params are read here: a 1 kHz step converting
+        # tuples and symmetrising with two triu calls spent more than the friction kernel)
+        self._armature = np.asarray(p.armature, float)
+        self._ripple = np.any(np.asarray(p.ripple_amplitude, float) != 0.0)
+        self._ripple_amplitude = np.asarray(p.ripple_amplitude, float)
+        self._ripple_periods = np.asarray(p.ripple_periods, float)
+        self._lower = np.tril_indices(N, -1)
         self.reset(np.zeros(N))
 
     def reset(self, q0) -> None:
@@ -119,21 +126,20 @@ class ArmSim:
         err = v_cmd - (self.theta_dot if p.flexible else self.v)
         gravity = pin.computeGeneralizedGravity(self.model, self.data, self.q)
         M = pin.crba(self.model, self.data, self.q)
-        inertia = np.diag(M) + (np.asarray(p.armature) if p.flexible else 0.0)
+        inertia = np.diag(M) + self._armature if p.flexible else np.diag(M)
         tau = gravity + inertia * a_ff + self.kp * err + self.ki * (self.integral + err * h)
         saturated = np.abs(tau) > self.tau_max
         self.integral = np.where(saturated, self.integral, self.integral + err * h)
         tau = np.clip(tau, -self.tau_max, self.tau_max)
         self.tau_motor = tau
         angle = self.theta if p.flexible else self.q
-        tau_total = tau + np.asarray(p.ripple_amplitude) * np.sin(np.asarray(p.ripple_periods) * angle)
+        tau_total = tau + self._ripple_amplitude * np.sin(self._ripple_periods * angle) if self._ripple else tau
         if p.flexible:
             self._flexible_step(tau_total, h)
             return
         a_free = pin.aba(self.model, self.data, self.q, self.v, tau_total)
         if p.friction:
-            Minv = pin.computeMinverse(self.model, self.data, self.q)
-            Minv = np.triu(Minv) + np.triu(Minv, 1).T
+            Minv = self._symmetric_minverse()
             m_eff = 1.0 / np.diag(Minv)
             _, f = self.friction.step(self.v, m_eff * a_free, m_eff, h)
             self.v = self.v + h * (a_free - Minv @ f)
@@ -147,12 +153,17 @@ class ArmSim:
             self.v = np.where(hit, 0.0, self.v)
         self.tau_measured = tau_total - f
 
+    def _symmetric_minverse(self) -> np.ndarray:
+        """M^-1 at the current q: pinocchio fills the upper triangle; the lower one is copied from it."""
+        Minv = np.array(pin.computeMinverse(self.model, self.data, self.q))
+        Minv[self._lower] = Minv.T[self._lower]
+        return Minv
+
     def _flexible_step(self, tau_m, h: float) -> None:
         """Implicit two-mass joint step (module docstring)."""
         p = self.params
         k, d, J = (np.asarray(x, float) for x in (p.stiffness, p.joint_damping, p.armature))
-        Minv = pin.computeMinverse(self.model, self.data, self.q)
-        Minv = np.triu(Minv) + np.triu(Minv, 1).T
+        Minv = self._symmetric_minverse()
         mi = np.diag(Minv)
         a0 = pin.aba(self.model, self.data, self.q, self.v, np.zeros(N))
         tau_s = k * (self.theta - self.q) + d * (self.theta_dot - self.v)
