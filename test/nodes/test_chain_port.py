@@ -13,45 +13,19 @@ messages that the consumer's message callback turns into the same payload.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from geometry_msgs.msg import PoseStamped
-from rclpy.lifecycle import LifecycleNode
-from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 
 from hil_nodes.msgs.cdr_encode import serialize_exact
 from hil_nodes.runtime.chain_port import ChainPort, pose_from_message, pose_port
 from hil_nodes.runtime.intra_process import BUS, IntraProcessBus, IntraPublisher
-from hil_nodes.runtime.intra_process_node import IntraProcessNode
+
+from bus_nodes import Managed, Plain, bus  # noqa: F401 (bus: the fixture)
 
 STREAM = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT, durability=DurabilityPolicy.VOLATILE)
 POSES = [(1_000_000_000 + 2_500_000 * k, np.array([0.1 * k, -0.2, 0.3, 0.0, 0.0, np.sin(0.1 * k), np.cos(0.1 * k)]))
          for k in range(3)]
-
-
-class Plain(IntraProcessNode, Node):
-    pass
-
-
-class Managed(IntraProcessNode, LifecycleNode):
-    pass
-
-
-@pytest.fixture
-def bus(ros):
-    IntraProcessBus.__init__(BUS)
-    BUS.enable()
-    made = []
-
-    def node(cls=Plain, name='n'):
-        n = cls(f'{name}_{len(made)}', context=ros.context)
-        ros.add_node(n)
-        made.append(n)
-        return n
-    yield node
-    BUS.enable(False)
-    BUS.clear()
 
 
 def consumer(node, topic: str, events: list, tag: str, chained: bool = True):

@@ -17,43 +17,18 @@ import time
 
 import pytest
 import rclpy
-from rclpy.lifecycle import LifecycleNode
-from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message, serialize_message
 from std_msgs.msg import Header, String
 
 from hil_nodes.runtime import intra_process
 from hil_nodes.runtime.intra_process import BUS, REPLAY, IntraProcessBus, IntraPublisher, reader_count
-from hil_nodes.runtime.intra_process_node import IntraProcessNode
+
+from bus_nodes import Managed, Plain, bus  # noqa: F401 (bus: the fixture)
 
 VOLATILE = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 STREAM = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-class Plain(IntraProcessNode, Node):
-    pass
-
-
-class Managed(IntraProcessNode, LifecycleNode):
-    pass
-
-
-@pytest.fixture
-def bus(ros):
-    IntraProcessBus.__init__(BUS)          # a clean registry for this test
-    BUS.enable()
-    made = []
-
-    def node(cls=Plain, name='n'):
-        n = cls(f'{name}_{len(made)}', context=ros.context)
-        ros.add_node(n)
-        made.append(n)
-        return n
-    yield node
-    BUS.enable(False)
-    BUS.clear()
 
 
 def header(sec: int) -> Header:

@@ -23,7 +23,7 @@ import math
 
 from numba import types
 
-from hil_core.maths.jit import njit_cached, timed_warm_up
+from hil_core.maths.jit import compile_frozen, njit_cached
 
 # rows of the parameter matrix (6, n)
 FC, FS, VS, SIGMA0, SIGMA1, SIGMA2 = range(6)
@@ -146,13 +146,7 @@ def warm_up() -> float:
     taken (0.0 when already done)."""
     if _warm[0] is not None:
         return 0.0
-
-    def build():
-        for kernel, sigs in SIGNATURES.items():
-            for sig in sigs:
-                kernel.compile(sig)
-            kernel.disable_compile()
-    _warm[0] = timed_warm_up(build)
+    _warm[0] = compile_frozen(SIGNATURES)
     return _warm[0]
 
 

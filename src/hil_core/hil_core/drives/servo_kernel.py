@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import types
 
-from hil_core.maths.jit import njit_cached, timed_warm_up
+from hil_core.maths.jit import compile_frozen, njit_cached
 
 OK, NOT_FINITE, UNUSUAL = 0, 1, 2
 # gains vector: kp, kv, kvff, kaff, h
@@ -219,13 +219,7 @@ def warm_up() -> float:
     freeze them; seconds taken (0.0 when already done)."""
     if _warm[0] is not None:
         return 0.0
-
-    def build():
-        for kernel, sigs in SIGNATURES.items():
-            for sig in sigs:
-                kernel.compile(sig)
-            kernel.disable_compile()
-    _warm[0] = timed_warm_up(build)
+    _warm[0] = compile_frozen(SIGNATURES)
     return _warm[0]
 
 

@@ -28,6 +28,16 @@ def _doubles(values) -> bytes:
     return np.ascontiguousarray(values, dtype=np.float64).tobytes()
 
 
+def _named_prefix(names, frame_id: str) -> bytes:
+    """The bytes after a header's stamp of a message that starts with a header and joint names:
+    the frame id and the names (what JointState and JointTrajectory share)."""
+    buf = bytearray(_HEADER)
+    buf += bytes(8)                                   # the stamp: offsets below as in the message
+    _string(buf, frame_id)
+    _strings(buf, list(names))
+    return bytes(buf[12:])
+
+
 class StampedDoubles:
     """A header (its frame id fixed), fixed strings, then a fixed number of float64 fields:
     geometry_msgs/WrenchStamped (6: force, torque), PoseStamped (7: position, quaternion x y z w),
@@ -68,13 +78,7 @@ class JointStateBytes:
     joint_state_broadcaster publishes)."""
 
     def __init__(self, names, frame_id: str = ''):
-        buf = bytearray(_HEADER)
-        buf += bytes(8)
-        _string(buf, frame_id)
-        _strings(buf, list(names))
-        self._prefix = bytes(buf[12:])
-        self._offset = len(buf)
-        self.n = len(names)
+        self._prefix = _named_prefix(names, frame_id)
 
     def encode(self, stamp_ns: int, position, velocity=None, effort=None) -> bytes:
         buf = bytearray(_HEADER)
@@ -97,11 +101,7 @@ class JointTrajectoryBytes:
     it field by field took ~60 us)."""
 
     def __init__(self, names, frame_id: str = ''):
-        buf = bytearray(_HEADER)
-        buf += bytes(8)
-        _string(buf, frame_id)
-        _strings(buf, list(names))
-        self._prefix = bytes(buf[12:])
+        self._prefix = _named_prefix(names, frame_id)
         self._layouts: dict = {}
 
     def _layout(self, times_ns, n_joints: int, velocities: bool):
