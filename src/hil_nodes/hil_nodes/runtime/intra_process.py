@@ -364,6 +364,8 @@ class _Unsent:
 
     def message(self):
         return self.port.message(self.payload)
+
+
 NODE_DESTROYED: list[Callable[[Any], None]] = []   # called with a node of the process being destroyed
 
 
