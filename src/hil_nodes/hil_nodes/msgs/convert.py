@@ -33,14 +33,14 @@ def stamp_to_sec(stamp: Time) -> float:
     return stamp.sec + stamp.nanosec * 1e-9
 
 
-def sec_to_duration(t: float) -> Duration:
-    ns = int(round(t * 1e9))
-    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-
-
 def duration_ns(t: float) -> int:
-    """The nanoseconds of ``sec_to_duration(t)``."""
+    """Seconds to whole nanoseconds, as a Duration field carries them (``sec_to_duration``)."""
     return int(round(t * 1e9))
+
+
+def sec_to_duration(t: float) -> Duration:
+    ns = duration_ns(t)
+    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
 
 
 def duration_to_sec(d: Duration) -> float:
