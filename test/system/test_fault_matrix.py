@@ -23,6 +23,7 @@ import math
 import os
 import pathlib
 import random
+import re
 import signal
 import time
 
@@ -352,9 +353,28 @@ def test_stall_is_never_clean_and_never_jumps(tmp_path, node):
     assert row['code'] == 1, row['stderr'][-3000:]          # a FAULT or safety events: never clean
     said = f"{s['fault_reason']}; {s['safety_events']}"
     # a stall seen when the node came back, a death, or (the drives' watchdog stopped the run
-    # first: the frame's command did not come) the node named silent in that FAULT
-    assert any(f in said for f in (f'{node} stalled', f'node {node} is dead', f'node {node} silent')), said
+    # first: the frame's command did not come) the node named silent in that FAULT; or the
+    # container froze with the node (froze_with_it says when that is accepted)
+    named = any(f in said for f in (f'{node} stalled', f'node {node} is dead', f'node {node} silent'))
+    assert named or froze_with_it(node, said), said
     check_stopped_cleanly(row)
+
+
+OWN_STALL = re.compile(r'supervisor stalled: no liveness check for (\d+\.\d+) s of wall time')
+
+
+def froze_with_it(node: str, said: str) -> bool:
+    """The container (the supervisor's process) froze as long as the frozen node, so nothing
+    in it could tell who stopped first. A frozen process freezes the processes that publish to it
+    over Fast DDS shared memory for the port health check's 1 s, the GIL held (bench/frozen_peer.py:
+    10-20 % of freezes here; docs/fault_matrix.md "A frozen process freezes its publishers"), and
+    rmw_fastrtps always adds that transport under ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST. Accepted
+    only for a node outside the container, with the supervisor's own stall of one or two health
+    checks (what that bench measures) and the drives' watchdog stop: the stop itself is checked as
+    for any row."""
+    own = [float(g) for g in OWN_STALL.findall(said)]
+    return (node != 'supervisor' and 'mock_hexapod: watchdog: braking to rest' in said
+            and any(0.9 <= g <= 2.3 for g in own))
 
 
 @pytest.mark.parametrize('node', NODES)
