@@ -22,6 +22,12 @@ def _refusals(diags, node):
             if status_node(st.name) == node and st.message.startswith('configuration refused')]
 
 
+def _wait_for_status_writers(ros, diags_before: int, count: int) -> None:
+    """The refusal is published once, at configure, on a volatile topic: the processes'
+    /diagnostics writers must be known before it is sent (CI lost one to discovery)."""
+    ros.wait_for_publishers(topics.DIAGNOSTICS, diags_before + count, 30.0)
+
+
 def _files(*paths):
     args = []
     for p in paths:
@@ -35,8 +41,10 @@ def test_int_for_a_double_in_either_file_order_is_refused_at_configure(ros, tmp_
     bad = _write(tmp_path, 'bad.yaml', {'bandwidth': 50})
     good = _write(tmp_path, 'good.yaml', {'bandwidth': 40.0})
     diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
+    before = ros.node.count_publishers(topics.DIAGNOSTICS)
     procs = {'first': ros.spawn('hil_sim.mock_hardware.node', ['-r', '__node:=first', *_files(bad, good)]),
              'second': ros.spawn('hil_sim.mock_hardware.node', ['-r', '__node:=second', *_files(good, bad)])}
+    _wait_for_status_writers(ros, before, 2)
     for name in procs:
         assert not ros.change_state(name, 'configure', timeout=60.0)
     for name, proc in procs.items():
@@ -53,8 +61,10 @@ def test_strings_for_a_bool_refused_unknown_names_warned_good_files_configure(ro
     ok1 = _write(tmp_path, 'ok1.yaml', {'refuse_configure': True})
     ok2 = _write(tmp_path, 'ok2.yaml', {'refuse_configure': False, 'heartbeat_period': 0.2})
     diags = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 100)
+    before = ros.node.count_publishers(topics.DIAGNOSTICS)
     bad = ros.spawn(str(DUMMY_PATH), ['-r', '__node:=typo', *_files(ok2, typo)])
     fine = ros.spawn(str(DUMMY_PATH), ['-r', '__node:=fine', *_files(ok1, ok2)])
+    _wait_for_status_writers(ros, before, 2)
     assert not ros.change_state('typo', 'configure', timeout=60.0)
     assert ros.change_state('fine', 'configure', timeout=60.0)      # the later file's false applies
     ros.spin_until(lambda: _refusals(diags, 'typo'), 10.0, 'refusal of typo')
