@@ -49,8 +49,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.fault_matrix]
 INJECT_AT = 0.6             # s of sim time: 50 ms after the impulse, the platform moves at ~0.06 m/s
 STALL = 1.0                 # wall s between SIGSTOP and SIGCONT
 TIME_SCALE = 0.3            # sim s per wall s at most: seconds for the watch's discovery, little CPU
-LEAD = 8                    # frames ahead that bad input is stamped: it must come before the real
-                            # message of its frame (the watch's sim time lags by up to a spin)
+LEAD = 24                   # frames ahead that bad input is stamped: it must come before the real
+                            # message of its frame. The watch's sim time lags by a spin and, on two
+                            # loaded workers, once by more than 8 frames (67 ms of wall time at 0.3):
+                            # the input then came after its frame, a stale duplicate that lockstep
+                            # drops without a word (FrameSync.dropped_stale), and the row saw nothing
 FRAME = 0.0025              # s, the lockstep frame
 NODES = ('ft_sensor', 'admittance', 'planner', 'timebase', 'kinematics', 'supervisor', 'mock_hexapod')
 RESULTS: list[str] = []     # the table's lines, printed at the end of the module
