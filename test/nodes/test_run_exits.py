@@ -36,7 +36,7 @@ def test_hosted_nodes_of_one_process_per_node_and_of_the_container():
                          '--node', 'hil_nodes.supervisor.node:supervisor', '--ros-args']) == ['planner', 'supervisor']
 
 
-def test_a_dead_node_is_reported_once_and_left_to_the_supervisor_for_a_bounded_time():
+def test_a_dead_node_is_reported_once_and_left_to_the_supervisor_for_a_bounded_time_then_a_fault():
     node = _Node()
     watch = ExitWatch(node, [('planner', ['python', '-r', '__node:=planner'], {}),
                              ('container', ['python', '--node', 'm:supervisor'], {})])
@@ -49,7 +49,9 @@ def test_a_dead_node_is_reported_once_and_left_to_the_supervisor_for_a_bounded_t
     assert (status.name, status.hardware_id, status.message) == ('planner', 'planner', 'was killed by SIGKILL')
     assert watch.supervisor_alive and watch.verdict(10.0 + run_exits.FAULT_WAIT - 0.01) is None
     outcome, reason = watch.verdict(10.0 + run_exits.FAULT_WAIT + 0.01)
-    assert outcome == 'error' and 'did not go to FAULT' in reason
+    assert outcome == 'fault'                  # a death, said by the launcher in the supervisor's words
+    assert reason == ('node planner is dead: its process planner was killed by SIGKILL (the supervisor, '
+                      f'alive, did not go to FAULT within {run_exits.FAULT_WAIT:g} s)')
 
 
 def test_a_dead_supervisor_is_a_fault_after_the_hardware_stop_or_a_bounded_wait(monkeypatch):

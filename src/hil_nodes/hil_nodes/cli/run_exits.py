@@ -19,7 +19,12 @@ from sensor_msgs.msg import JointState
 from hil_nodes import qos, topics
 from hil_nodes.runtime.process_exit import ProcessExitReporter, describe_exit
 
-FAULT_WAIT = 3.0          # wall s the supervisor has to turn a reported exit into FAULT
+# wall s the supervisor has to turn a reported exit into FAULT; then the launcher says it. A
+# peer's death can freeze the processes that publish to it for a second or two at a time (Fast
+# DDS shared memory, docs/fault_matrix.md "A frozen process freezes its publishers"): the fault
+# matrix saw the supervisor's container frozen twice for 2 s after a kill, and the run ended
+# 'error' where it was a FAULT with its cause known
+FAULT_WAIT = 3.0
 HARDWARE_STOP_WAIT = 6.0  # wall s the hardware has, once the supervisor died, to report its watchdog stop
 AFTER_HARDWARE_STOP = 0.5  # wall s of braking frames kept after that report
 REST_WAIT = 3.0           # wall s a FAULT's stop has before the shutdown deactivates the drives
@@ -41,6 +46,7 @@ class ExitWatch:
         self.hosted = {name: hosted_nodes(cmd) for name, cmd, _ in commands}
         self.supervisor = supervisor
         self.first_exit: float | None = None
+        self.deaths: list[str] = []         # 'node N is dead: its process P ...', the supervisor's words
         self.supervisor_death = ''          # the reason, once the supervisor's process ended
         self.hardware_stop: tuple[float, str] | None = None   # (wall, 'who: message') of a watchdog stop
         node.create_subscription(DiagnosticArray, topics.HIL_EVENTS, self._on_events, qos.command(100))
@@ -64,6 +70,7 @@ class ExitWatch:
                   file=sys.stderr, flush=True)
             if self.first_exit is None:
                 self.first_exit = now
+            self.deaths += [f'node {n} is dead: its process {name} {describe_exit(code)}' for n in nodes]
             if self.supervisor in nodes:
                 self.supervisor_death = f'supervisor is dead: its process {name} {describe_exit(code)}'
 
@@ -80,8 +87,9 @@ class ExitWatch:
             if now - self.first_exit < HARDWARE_STOP_WAIT:
                 return None
             return 'fault', f'{self.supervisor_death}; no watchdog stop reported by the hardware'
-        if now - self.first_exit > FAULT_WAIT:
-            return 'error', f'a process ended and the supervisor did not go to FAULT within {FAULT_WAIT:g} s'
+        if now - self.first_exit > FAULT_WAIT:       # a death is a fault, whoever says it
+            return 'fault', (f'{"; ".join(self.deaths)} (the supervisor, alive, did not go to FAULT '
+                             f'within {FAULT_WAIT:g} s)')
         return None
 
 
