@@ -23,7 +23,7 @@ import math
 
 from numba import types
 
-from hil_core.maths.jit import compile_frozen, njit_cached
+from hil_core.maths.jit import FrozenKernels, njit_cached
 
 # rows of the parameter matrix (6, n)
 FC, FS, VS, SIGMA0, SIGMA1, SIGMA2 = range(6)
@@ -138,17 +138,6 @@ _OUT = types.Array(types.float64, 2, 'C')
 SIGNATURES = {
     step: [(_M2, _V1, _V1, _V1, _V1, types.float64, types.int64, _OUT)],
 }
-_warm = [None]
-
-
-def warm_up() -> float:
-    """Compile (or load from the cache) the step for its one signature and freeze it; seconds
-    taken (0.0 when already done)."""
-    if _warm[0] is not None:
-        return 0.0
-    _warm[0] = compile_frozen(SIGNATURES)
-    return _warm[0]
-
-
-def ready() -> bool:
-    return _warm[0] is not None
+KERNELS = FrozenKernels(SIGNATURES)
+warm_up = KERNELS.warm_up
+ready = KERNELS.ready

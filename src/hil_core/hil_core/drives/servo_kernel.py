@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import types
 
-from hil_core.maths.jit import compile_frozen, njit_cached
+from hil_core.maths.jit import FrozenKernels, njit_cached
 
 OK, NOT_FINITE, UNUSUAL = 0, 1, 2
 # gains vector: kp, kv, kvff, kaff, h
@@ -211,17 +211,6 @@ SIGNATURES = {
     hold: [_STATE + (types.int64, _V1, _OUT)],
     run: [_STATE + (_V2, _V2, _V2, types.boolean, _OUT)],
 }
-_warm = [None]
-
-
-def warm_up() -> float:
-    """Compile (or load from the cache) the entry points for their one signature each and
-    freeze them; seconds taken (0.0 when already done)."""
-    if _warm[0] is not None:
-        return 0.0
-    _warm[0] = compile_frozen(SIGNATURES)
-    return _warm[0]
-
-
-def ready() -> bool:
-    return _warm[0] is not None
+KERNELS = FrozenKernels(SIGNATURES)
+warm_up = KERNELS.warm_up
+ready = KERNELS.ready

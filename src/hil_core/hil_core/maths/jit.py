@@ -83,3 +83,22 @@ def compile_frozen(signatures: dict) -> float:
                 kernel.compile(sig)
             kernel.disable_compile()
     return timed_warm_up(build)
+
+
+class FrozenKernels:
+    """A kernel module's entry points, compiled once for their signatures and frozen
+    (``compile_frozen``): the module exposes ``warm_up = KERNELS.warm_up`` and ``ready = KERNELS.ready``."""
+
+    def __init__(self, signatures: dict):
+        self.signatures = signatures
+        self.seconds: float | None = None
+
+    def warm_up(self) -> float:
+        """Compile (or load from the cache) and freeze; seconds taken (0.0 when already done)."""
+        if self.seconds is not None:
+            return 0.0
+        self.seconds = compile_frozen(self.signatures)
+        return self.seconds
+
+    def ready(self) -> bool:
+        return self.seconds is not None
