@@ -27,21 +27,27 @@ HOME = np.asarray(WS.home_pose, dtype=float)
 CFG = PlannerConfig(WS, homing_min_duration=0.01, sync_duration=0.01)
 
 
-def cycle_costs():
-    pl = TrajectoryPlanner(CFG)
-    pl.step(None, None, HilMode.IDLE, measured=HOME)
+def cycle_costs(compiled: bool = True):
+    """Cycle cost inside the limits (as the node calls it: stamps on the frame clock, so quiet
+    frames take the compiled path unless ``compiled`` is False) and during recoveries."""
+    pl = TrajectoryPlanner(CFG, compiled=compiled)
+    ns = int(round(DT * 1e9))
+    pl.step(None, None, HilMode.IDLE, measured=HOME, now_ns=0)
     inside, recovery = [], []
     k = 0
-    for _ in range(10):                                   # homing + sync
+
+    def step(ref, mode):
+        nonlocal k
         k += 1
-        pl.step(HOME, k, HilMode.HOMING)
+        return pl.step(ref, None if ref is None else k * ns, mode, measured=pl.pose, now_ns=k * ns)
+    for _ in range(10):                                   # homing + sync
+        step(HOME, HilMode.HOMING)
     t = np.arange(4000) * DT
     for i in range(4000):
         ref = HOME.copy()
         ref[0] += 0.01 * (1 - np.cos(2 * np.pi * 0.5 * t[i]))
-        k += 1
         t0 = time.perf_counter_ns()
-        pl.step(ref, k, HilMode.HOMING)
+        step(ref, HilMode.RUNNING)
         inside.append(time.perf_counter_ns() - t0)
     for push in range(6):                                   # repeated exits at different angles
         ang = push * np.pi / 3
@@ -49,18 +55,16 @@ def cycle_costs():
         for i in range(3000):
             ref = HOME.copy()
             ref[:3] += u * min(0.4 * i * DT, 0.15)
-            k += 1
             t0 = time.perf_counter_ns()
-            pl.step(ref, k, HilMode.HOMING)
+            step(ref, HilMode.RUNNING)
             dt_ns = time.perf_counter_ns() - t0
             if pl.phase is HilMode.SAFETY_RECOVERY:
                 recovery.append(dt_ns)
             if pl.phase is HilMode.IDLE:
                 break
-        pl.step(None, None, HilMode.IDLE)                   # supervisor mirrors IDLE, then restarts
+        step(None, HilMode.IDLE)                   # supervisor mirrors IDLE, then restarts
         for _ in range(10):
-            k += 1
-            pl.step(HOME, k, HilMode.HOMING)
+            step(HOME, HilMode.HOMING)
     return np.array(inside) / 1e3, np.array(recovery) / 1e3
 
 
@@ -150,8 +154,11 @@ def make(name):
 
 def main() -> None:
     inside, recovery = cycle_costs()
+    plain, _ = cycle_costs(compiled=False)
     print(f'planner_cycle_inside_p50: {np.percentile(inside, 50):.1f} us')
     print(f'planner_cycle_inside_p99: {np.percentile(inside, 99):.1f} us')
+    print(f'planner_cycle_inside_plain_p50: {np.percentile(plain, 50):.1f} us')
+    print(f'planner_cycle_inside_plain_p99: {np.percentile(plain, 99):.1f} us')
     print(f'planner_cycle_recovery_p50: {np.percentile(recovery, 50):.1f} us')
     print(f'planner_cycle_recovery_p99: {np.percentile(recovery, 99):.1f} us')
     pl = TrajectoryPlanner(CFG)

@@ -26,6 +26,7 @@ from hil_core.planner.config import PlannerConfig
 from hil_core.planner.dof import base_twist, dof_to_pose_1, pose_to_dof_1
 from hil_core.planner.envelope import Envelope, rate_limits, within_limits
 from hil_core.planner.inputs import ReferenceInput, check_future, check_pose, check_stamp
+from hil_core.planner import quiet_frame
 from hil_core.planner.plans import plan_home
 from hil_core.planner.recovery import CompliantRecovery
 from hil_core.planner.stop import controlled_stop
@@ -58,7 +59,10 @@ class StepResult:
 
 
 class TrajectoryPlanner:
-    def __init__(self, cfg: PlannerConfig):
+    """``compiled``: quiet RUNNING frames in one compiled call (``quiet_frame``; compiled or
+    loaded from the cache here, at construction); False: the plain path only, the oracle."""
+
+    def __init__(self, cfg: PlannerConfig, compiled: bool = True):
         self.cfg = cfg.validate()
         ws = cfg.workspace
         self.soft = ws.soft
@@ -97,6 +101,10 @@ class TrajectoryPlanner:
         self.guard_interventions = 0
         self.fault_reason = ''
         self._streaks = {'measured_invalid': 0, 'mode_invalid': 0, 'future_invalid': 0}
+        self.quiet = None
+        if compiled and cfg.limiter == 'asc':
+            quiet_frame.warm_up()
+            self.quiet = quiet_frame.QuietFrame(self)
 
     # ------------------------------------------------------------------------------------------
     @property
@@ -136,6 +144,10 @@ class TrajectoryPlanner:
              future=None, now_ns: int | None = None) -> StepResult:
         """One frame. ``now_ns``: the frame's sim time (reference stamps must lie in a window around
         it); without it the stamps are bounded against the last accepted one."""
+        if self.quiet is not None:
+            done = self.quiet.step(self, reference, stamp_ns, mode, measured, future, now_ns)
+            if done is not None:
+                return StepResult(done[0], done[1], [], self.phase)
         ev: list[PlannerEvent] = []
         self._take_measured(measured, ev)
         pairs = []

@@ -331,7 +331,12 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
         if not self._cycles.monitors and not self._cycles.published:
             return
         level, message, values = self._cycles.report()
+        values.update(self.cycle_figures())
         self._send_status(self._cycle_status_name, level, message, values)
+
+    def cycle_figures(self) -> dict:
+        """A node's own figures for its ``<node>: cycle`` status (none by default)."""
+        return {}
 
     # --- helpers ------------------------------------------------------------------------------
     def now_ns(self) -> int:

@@ -250,6 +250,11 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
                         'a dropout', **self.counters)
             self._compute(key, mode, None)
 
+    def cycle_figures(self) -> dict:
+        """How many frames the compiled quiet RUNNING frame served (hil_core.planner.quiet_frame)."""
+        quiet = getattr(self.planner, 'quiet', None)
+        return {} if quiet is None else {'compiled_frames': quiet.frames}
+
     # --- one frame -------------------------------------------------------------------------------
     def _compute(self, key: int, mode: HilMode, reference, ref_stamp=None) -> None:
         with self._cycle(key):
