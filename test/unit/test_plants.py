@@ -138,6 +138,43 @@ def test_servo_plant_follows_the_trajectory_as_servo_axes_follow_does():
         assert np.array_equal(plant.states()['effort'], oracle.acceleration)
 
 
+def test_servo_plant_follow_is_step_of_the_commands_bit_for_bit():
+    """ServoPlant.follow (the mock drives' frame in one compiled call) against step(commands) on a
+    twin: trajectories with and without velocities, holds (one knot), braking knots, frames past
+    the end; a setpoint that is not finite, another step size or step count: False and nothing
+    changed, so step decides (and it holds or refuses as before)."""
+    s = setup('hexafloat_scaled.urdf', 'servo', 0.0025)
+    fast, plain = make_plant('servo', s), make_plant('servo', s)
+    spec = controller_spec(CONTROLLERS, 'hexapod_controller')
+    ctl_fast, ctl_plain = (TrajectoryFollower(spec, s.hardware, np.zeros(6)) for _ in range(2))
+    h, rng, taken = fast.step_size, np.random.default_rng(5), 0
+    for k in range(200):
+        t0 = k * 0.0025
+        kt = t0 + 0.000625 * np.arange(1, 9)
+        pos = 0.01 * np.sin(7 * kt)[:, None] * rng.uniform(0.5, 1, 6)
+        vel = None if k % 7 == 3 else 0.07 * np.cos(7 * kt)[:, None] * np.ones(6)
+        for ctl, plant in ((ctl_fast, fast), (ctl_plain, plain)):
+            if k % 50 == 10:
+                ctl.hold(t0)
+            elif k % 50 == 20:
+                ctl.brake(t0, np.full(6, 5.0), 0.000625)
+            elif k % 50 < 30 and k % 50 > 20:
+                pass                                  # braking goes on, then runs past its end
+            elif k % 2 == 0:
+                ctl.apply((kt - t0, pos, vel), t0, t0, plant.states)
+        taken += fast.follow(h, 20, t0, ctl_fast.knots)
+        plain.step(h, ctl_plain.commands(t0, 20, h))
+        for key in ('position', 'velocity', 'effort'):
+            assert np.array_equal(fast.states()[key], plain.states()[key]), (k, key)
+    assert taken == 200
+    before = fast.states()
+    nan_knots = (np.array([0.0, 1.0]), np.full((2, 6), np.nan), None)
+    assert not fast.follow(h, 20, 0.5, nan_knots)
+    assert not fast.follow(h * 2, 20, 0.5, ctl_fast.knots) and not fast.follow(h, 0, 0.5, ctl_fast.knots)
+    assert not fast.follow(h, 20, 0.5, (np.array([0, 1]), np.zeros((2, 6)), None))     # int knot times
+    assert all(np.array_equal(before[k], fast.states()[k]) for k in before)
+
+
 def test_servo_plant_holds_a_joint_without_a_command():
     s = setup('hexafloat_scaled.urdf', 'servo', 0.0025)
     plant = make_plant('servo', s)

@@ -113,6 +113,25 @@ class ServoAxes(ServoAxesNumpy):
                 return
         super().follow(t0, n_servo, knot_t, knot_p, knot_v)
 
+    def follow_compiled(self, t0: float, m: int, knot_t, knot_p, knot_v) -> bool:
+        """``m`` loop updates along the knots in the kernel only (float64 arrays, ``m`` >= 1):
+        True when it took them; False, state unchanged, for anything the kernel does not take
+        or a setpoint that is not finite (the caller's own path decides then)."""
+        n = self.position.size
+        kv = knot_p if knot_v is None else knot_v
+        if not (knot_t.ndim == 1 and knot_t.size >= 1 and knot_p.shape == (knot_t.size, n) and kv.shape == knot_p.shape):
+            return False
+        out = np.empty((3, n))
+        try:
+            status = servo_kernel.follow(self.position, self.velocity, self.acceleration, self._limits,
+                                         self._gains, t0, m, knot_t, knot_p, kv, knot_v is not None, out)
+        except TypeError:            # arrays of another dtype or layout: the frozen kernel refuses them
+            return False
+        if status != 0:
+            return False
+        self.position, self.velocity, self.acceleration = out[0], out[1], out[2]
+        return True
+
     def hold(self, n_servo: int, setpoint) -> None:
         sp = _f64(setpoint)
         m = int(n_servo) * self._steps

@@ -31,6 +31,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from hil_core.drives.plants.controllers import TrajectoryFollower
+from hil_core.drives.plants.servo_plant import ServoPlant
 from hil_nodes import qos, topics
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError
 from hil_nodes.msgs.convert import ns_to_stamp
@@ -107,6 +109,8 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
         p = self.p
         self.plant, self.controller, self.m = build(p, self.robot, self._watchdog.deceleration)
         self.h = self.plant.step_size
+        # an emulated JTC on a plant that follows its knots in one compiled call (ServoPlant.follow)
+        self._follows_knots = isinstance(self.controller, TrajectoryFollower) and isinstance(self.plant, ServoPlant)
         self.frame_ns = int(round(p.frame_period * 1e9))
         self.start_ns = int(round(p.start_time * 1e9))
         self.k, self.started = 0, False
@@ -343,7 +347,7 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
             if self._servo_law() is not None:       # real time: a law of this process at every plant step
                 self._link.step_frame(self.t_ns, self.frame_ns, self.m, self.h, self._rel, self.plant,
                                       self.controller, self._watchdog, self._refuse)
-            else:
+            elif not (self._follows_knots and self.plant.follow(self.h, self.m, now, self.controller.knots)):
                 self.plant.step(self.h, self.controller.commands(now, self.m, self.h))
         self.k += 1
         self.frames += 1

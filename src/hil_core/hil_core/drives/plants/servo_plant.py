@@ -74,6 +74,17 @@ class ServoPlant:
         # default acceleration, which is given here)
         self.axes.run(np.vstack([p, p[-1:]]), np.vstack([v, v[-1:]]), a)
 
+    def follow(self, h: float, m: int, t0: float, knots) -> bool:
+        """``step(h, commands)`` for the commands ``TrajectoryFollower.commands(t0, m, h)`` samples
+        from its ``knots``, in one compiled call (``ServoAxes.follow_compiled``: the same samples,
+        feedforward and loop updates, bit for bit, test_plants.py); True when done. False, nothing
+        changed, where ``step`` must decide (another step size, knots the kernel does not take, a
+        setpoint that is not finite: "no command yet" holds, an infinite one is refused)."""
+        knot_t, knot_p, knot_v = knots
+        if m < 1 or abs(h - self.step_size) > 1e-12 * max(1.0, self.step_size):
+            return False
+        return self.axes.follow_compiled(float(t0), int(m), knot_t, knot_p, knot_v)
+
     def states(self) -> dict[str, np.ndarray]:
         ax = self.axes
         return {'position': ax.position.copy(), 'velocity': ax.velocity.copy(), 'effort': ax.acceleration.copy()}
