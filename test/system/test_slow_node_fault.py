@@ -8,12 +8,11 @@ import numpy as np
 import pytest
 from hilrun import hil_run
 
-from hil_nodes.recorder.bag import read_messages
+from controlled_stop import stop_figures
 
 pytestmark = pytest.mark.slow
 
 A_MAX = 6.0           # m/s^2, config/planner.yaml a_max (translation): the fault matrix's bound
-T = 0.0025            # s, frame
 
 
 def test_a_slow_node_in_lockstep_ends_in_the_real_time_fault_with_a_controlled_stop(tmp_path):
@@ -25,22 +24,10 @@ def test_a_slow_node_in_lockstep_ends_in_the_real_time_fault_with_a_controlled_s
     assert reason.startswith('real time not held: ') and 'of mock_hexapod cycles late' in reason, reason
     assert summary['modes'].split(' -> ')[-1] == 'FAULT' and 'HOMING' in summary['modes']
     assert summary['realtime_held'].lower().startswith('no'), summary['realtime_held']
-    frames, fault_wall = [], None
-    for topic, wall, msg in read_messages(summary['bag'], ['/joint_states', '/hil/mode']):
-        if topic == '/hil/mode':
-            if msg.data == 'FAULT' and fault_wall is None:
-                fault_wall = wall
-            continue
-        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-        if frames and stamp <= frames[-1][0]:
-            continue                                     # t_0 re-published before the first command
-        frames.append((stamp, wall, np.array(msg.velocity)))
-    assert fault_wall is not None and len(frames) > 100
-    velocity = np.array([v for _, _, v in frames])
-    accel = np.abs(np.diff(velocity, axis=0)) / T
-    at_fault = next(i for i, (_, wall, _) in enumerate(frames) if wall >= fault_wall)
-    assert np.max(np.abs(velocity[at_fault])) > 1e-3, 'the drives were homing when the FAULT came'
-    assert np.max(accel) <= A_MAX, f'peak slider acceleration {np.max(accel):.2f} m/s^2'
-    assert np.max(np.abs(velocity[-1])) < 1e-4                 # at rest at the end, no jump
-    print(f"slow_node: {reason}; speed at FAULT {np.max(np.abs(velocity[at_fault])) * 1e3:.1f} mm/s, "
-          f"peak acceleration {np.max(accel):.2f} m/s^2, FAULT at sim {frames[at_fault][0]:.3f} s")
+    stop = stop_figures(summary['bag'])
+    assert len(stop.velocity) > 100
+    assert stop.speed_at_fault > 1e-3, 'the drives were homing when the FAULT came'
+    assert np.max(stop.accel) <= A_MAX, f'peak slider acceleration {np.max(stop.accel):.2f} m/s^2'
+    assert np.max(np.abs(stop.velocity[-1])) < 1e-4                 # at rest at the end, no jump
+    print(f"slow_node: {reason}; speed at FAULT {stop.speed_at_fault * 1e3:.1f} mm/s, "
+          f"peak acceleration {np.max(stop.accel):.2f} m/s^2, FAULT at sim {stop.stamps[stop.at_fault]:.3f} s")

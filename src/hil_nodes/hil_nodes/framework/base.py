@@ -44,6 +44,7 @@ from __future__ import annotations
 import gc
 import sys
 import time
+import traceback
 from types import SimpleNamespace
 from typing import Any, Sequence
 
@@ -59,6 +60,7 @@ from rclpy.subscription import Subscription
 from rclpy.timer import Timer
 from std_msgs.msg import Header
 
+from hil_core.supervision.modes import Event
 from hil_core.supervision.status_names import CYCLE_TASK, NO_HARDWARE, status_name
 from hil_nodes import qos, topics
 from hil_nodes.framework import throttle
@@ -98,6 +100,8 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
               'period (CPU time in lockstep, execution time in real time)', range=(0.01, 10.0)),
         Param('inject_cycle_delay', float, 0.0, 'test only: CPU busy-wait added to every monitored cycle (s), '
               'to emulate a slow node', range=(0.0, 1.0), dynamic=True),
+        Param('inject_exception_after', int, 0, 'test only: the main monitored cycle that raises an exception '
+              '(counted from 1; 0 = never), to emulate a stage that fails in its frame', range=(0, 10**9)),
         # every node of a run gets the run's seed (hil run --seed, the launch argument); nodes
         # with random sources use it, and no node warns about it as unknown
         Param('seed', int, 0, 'seed of the run (random sources of the node, if any)'),
@@ -154,6 +158,10 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._diag_pub = self.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self._heartbeat_pub = self.create_publisher(Header, topics.HIL_HEARTBEAT, 10)
+        # a failure in a callback is told here, as the supervisor hears every node's events
+        # (made now: one made at the failure could miss the supervisor's reader)
+        self._fault_pub = self.create_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
+        self.failure = ''            # what stopped the node in place (fail_in_place), '' while it works
         period = self.get_parameter('heartbeat_period').value
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(period, self._heartbeat, clock=self._steady)
@@ -320,6 +328,8 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
         monitor = CycleMonitor(period, budget_fraction=p.cycle_budget, lockstep=p.lockstep,
                                wall_stamps=not self.get_parameter('use_sim_time').value, deadline=deadline,
                                inject_delay=p.inject_cycle_delay)
+        if not self._cycles.monitors:            # the node's main cycle
+            monitor.raise_after = p.inject_exception_after
         return self._cycles.add(name, monitor)
 
     def count_published(self, topic: str, n: int = 1) -> None:
@@ -399,7 +409,32 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
         self._diag_pub.publish(status_array(self.get_clock().now().to_msg(), level, name, message,
                                             self.hardware_id(), values))
 
+    def fail_in_place(self, exc: BaseException, where: str) -> None:
+        """An exception escaped one of this node's callbacks (hil_nodes.runtime.served,
+        intra_process and grid_timer catch it): the node stops its work, and its process, with
+        the supervisor and the drives where they share it, goes on. As ros2_control's controller manager deactivates a controller whose update returns
+        an error instead of ending: here the node tells the supervisor a FAULT naming the
+        exception (/hil/events), so the run ends in the controlled stop with the reason; its
+        callbacks are skipped from now on and its heartbeat stops. The same alone in a process
+        (the isolated layout): the process stays, idle, until the run ends."""
+        if self.failure:
+            return
+        text = ' '.join(f'{type(exc).__name__}: {exc}'.split())[:300]
+        self.failure = f'exception in {where}: {text}'
+        self.active = False
+        try:
+            self.get_logger().error(f'{self.failure}; the node stopped its work, the process goes on\n'
+                                    + ''.join(traceback.format_exception(exc)))
+            stamp = self.get_clock().now().to_msg()
+            self._fault_pub.publish(status_array(stamp, DiagnosticStatus.ERROR, Event.FAULT.value,
+                                                 f'{self.failure}: the node stopped its work', self.get_name(), {}))
+            self.status(ERROR, f'stopped: {self.failure}')
+        except Exception as report_exc:      # noqa: BLE001 - the telling must not raise again
+            print(f'{self.get_name()}: {self.failure}; telling it failed: {report_exc}', file=sys.stderr, flush=True)
+
     def _heartbeat(self) -> None:
+        if self.failure:             # a node stopped in place is not alive for the supervisor
+            return
         msg = Header(frame_id=self.get_fully_qualified_name())
         msg.stamp = self.get_clock().now().to_msg()
         self._heartbeat_pub.publish(msg)

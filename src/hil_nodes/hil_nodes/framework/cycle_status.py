@@ -24,11 +24,16 @@ TOTALS = ('cycles', 'skipped', 'late', 'overruns', 'deadline_misses', 'cpu_s')
 OK_LEVEL, WARN_LEVEL = 0, 1
 
 
+class InjectedFault(RuntimeError):
+    """The test-only exception of ``inject_exception_after`` (a stage that fails in its frame)."""
+
+
 class CycleMonitor(CycleHealth):
     """A cycle-health accumulator that measures the cycle of a ``with`` block (module docstring)."""
 
     _entry_stamp: int | None = None
     _t0 = 0.0
+    raise_after = 0          # test only: the cycle that raises InjectedFault (0: none)
 
     def __call__(self, stamp_ns: int | None = None) -> 'CycleMonitor':
         """The monitor for one cycle whose input is stamped ``stamp_ns`` (see ``begin``)."""
@@ -37,6 +42,8 @@ class CycleMonitor(CycleHealth):
 
     def __enter__(self) -> None:
         self._t0 = self.begin(self._entry_stamp)
+        if self.raise_after and self.cycles + 1 >= self.raise_after:
+            raise InjectedFault(f'injected in cycle {self.cycles + 1} (inject_exception_after)')
 
     def __exit__(self, *exc) -> None:
         self.end(self._t0)

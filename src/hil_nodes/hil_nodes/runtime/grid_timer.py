@@ -44,9 +44,12 @@ def create_grid_timer(node, period_s: float, callback, clock=None, offset_ns: in
     return _plain_grid_timer(node, period_ns, callback, clock, offset_ns)
 
 
-def _plain_grid_timer(node, period_ns: int, callback, clock, offset_ns: int):
+def _plain_grid_timer(node, period_ns: int, callback, clock, offset_ns: int, shared: bool = False):
     time.sleep(delay_to_grid(node.get_clock().now().nanoseconds, period_ns, offset_ns) * 1e-9)
-    return node.create_timer(period_ns * 1e-9, callback, clock=clock)     # None: the node's clock
+    # the shared grid's timer serves every node on it: not stopped with its host node (each
+    # entry is, in _fire); a node's own grid timer is one of its callbacks
+    create = getattr(node, 'create_shared_timer', node.create_timer) if shared else node.create_timer
+    return create(period_ns * 1e-9, callback, clock=clock)     # None: the node's clock
 
 
 class GridEntry:
@@ -97,7 +100,8 @@ class SharedGrid:
         if self.entries:
             first = self.entries[0]
             self.host = first.node
-            self.timer = _plain_grid_timer(first.node, self.period_ns, self._fire, first.clock, first.offset_ns)
+            self.timer = _plain_grid_timer(first.node, self.period_ns, self._fire, first.clock, first.offset_ns,
+                                           shared=True)
 
     def drop_node(self, node) -> None:
         for entry in [e for e in self.entries if e.node is node]:
@@ -105,7 +109,15 @@ class SharedGrid:
 
     def _fire(self) -> None:
         for entry in tuple(self.entries):
-            entry.callback()
+            if getattr(entry.node, 'failure', ''):      # stopped in place (base.fail_in_place)
+                continue
+            try:
+                entry.callback()
+            except Exception as exc:                      # that node stops, not the others on the grid
+                fail = getattr(entry.node, 'fail_in_place', None)
+                if fail is None:
+                    raise
+                fail(exc, 'its frame-grid callback')
 
 
 GRIDS: dict[int, SharedGrid] = {}     # period (ns) -> the process's shared grid

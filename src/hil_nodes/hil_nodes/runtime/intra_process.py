@@ -221,7 +221,10 @@ class IntraProcessBus:
         while q:
             cb, msg = q.popleft()
             n += 1
-            cb(msg)                            # an exception ends the process, as on an executor
+            try:
+                cb(msg)
+            except Exception as exc:           # its node stops in place (base.fail_in_place)
+                self._failed(cb, exc)
             if not n % 16 and _monotonic() > end:
                 break
         while raw:                             # (real time) all of them, whatever the budget: never starved
@@ -234,8 +237,24 @@ class IntraProcessBus:
         # (the message is its subscribers' once published; a chain port's bytes are written already)
         data = msg if isinstance(msg, bytes) else serialize_exact(msg)
         for cb in callbacks:
-            cb(data)
+            try:
+                cb(data)
+            except Exception as exc:
+                self._failed(cb, exc)
         self.published_ns = 0
+
+    def _failed(self, cb, exc: Exception) -> None:
+        """A delivery raised: the node of the subscription stops in place, skipped from now on
+        (a node that cannot, e.g. a plain rclpy one: the exception goes on, as on an executor)."""
+        for topic in self._topics.values():
+            for sub in topic.subscriptions:
+                if cb is sub.callback or cb is sub.chain_input:
+                    fail = getattr(sub.node, 'fail_in_place', None)
+                    if fail is None:
+                        raise exc
+                    fail(exc, f'its delivery of {topic.name}')
+                    return
+        raise exc
 
     def clear(self) -> None:
         self._queue.clear()

@@ -54,15 +54,22 @@ class IntraProcessNode:
         qos = _as_qos(qos_profile)
         resolved = self.resolve_topic_name(topic)
         if not eligible(resolved) or kwargs.get('content_filter_options') is not None:
-            return super().create_subscription(msg_type, topic, counted(callback), qos_profile, raw=raw, **kwargs)
+            return super().create_subscription(msg_type, topic, counted(callback, self), qos_profile, raw=raw,
+                                               **kwargs)
         return IntraSubscription(self, msg_type, resolved, callback, qos, raw, kwargs, chain_input=chain_input)
 
-    # executor callbacks are counted (hil_nodes.runtime.served: the spin loop's idle-turn test)
+    # executor callbacks are counted (hil_nodes.runtime.served: the spin loop's idle-turn test), and
+    # one that raises stops its node in place, not the process (served.counted, base.fail_in_place)
     def create_timer(self, timer_period_sec, callback, *args, **kwargs):
-        return super().create_timer(timer_period_sec, counted(callback), *args, **kwargs)
+        return super().create_timer(timer_period_sec, counted(callback, self), *args, **kwargs)
+
+    def create_shared_timer(self, timer_period_sec, callback, clock=None):
+        """A timer this node hosts for callbacks of other nodes too (a shared frame grid): counted,
+        but not stopped when this node stops in place (each callback is judged by its own node)."""
+        return super().create_timer(timer_period_sec, counted(callback), clock=clock)
 
     def create_service(self, srv_type, srv_name, callback, **kwargs):
-        return super().create_service(srv_type, srv_name, counted(callback), **kwargs)
+        return super().create_service(srv_type, srv_name, counted(callback, self), **kwargs)
 
     def destroy_node(self):
         for hook in NODE_DESTROYED:     # registries keyed by node (grid_timer's shared grids)
@@ -84,7 +91,7 @@ class IntraProcessNode:
 
     # the plain rclpy entities behind an IntraSubscription (which calls these two)
     def plain_create_subscription(self, msg_type, topic, callback, qos, **kwargs):
-        return super().create_subscription(msg_type, topic, counted(callback), qos, **kwargs)
+        return super().create_subscription(msg_type, topic, counted(callback, self), qos, **kwargs)
 
     def plain_destroy_subscription(self, subscription) -> bool:
         return super().destroy_subscription(subscription)
