@@ -58,7 +58,7 @@ def test_bag_counts_match_and_latched_topics_are_caught(ros, tmp_path, poll_peri
     bag = tmp_path / 'bag'
     mode_pub = ros.node.create_publisher(String, '/hil/mode', qos.latched())
     mode_pub.publish(String(data='IDLE'))
-    js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(100))
+    js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(N))
     rec = start(ros, RecorderNode, bag_path=str(bag), topics=['/joint_states', '/hil/mode'], discovery_period=0.05,
                 poll_period=poll_period)
     diags = ros.collect(DiagnosticArray, '/diagnostics', 100)
@@ -113,7 +113,9 @@ def _spawn_recording(ros, tmp_path, name):
                                                      '-p', 'checkpoint_period:=0.1', '-p', 'discovery_period:=0.05'])
     ros.bring_up('recorder', timeout=20)
     diags = ros.collect(DiagnosticArray, '/diagnostics', 100)
-    js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(100))
+    # a history for every message: the burst of N must not overwrite samples a recorder process
+    # slowed by a loaded machine has not acknowledged yet (reliable keep-last drops them)
+    js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(N))
     ros.wait_for_subscribers('/joint_states', 1, 20)
     _publish_joint_states(ros, js_pub)
     ros.spin_until(lambda: _recorder_messages(diags) == N, 20, 'checkpoint with every message')
@@ -144,7 +146,7 @@ def test_checkpoint_steps_follow_the_trigger_topic_and_fall_back_to_the_timer(ro
     (flush, metadata, accounting, status: in one process each lands right after a frame's chain);
     steps the topic did not trigger are taken at the next checkpoint time."""
     bag = tmp_path / 'bag'
-    js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(100))
+    js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(N))
     trigger = ros.node.create_publisher(String, '/trigger', qos.command(100))
     rec = start(ros, RecorderNode, bag_path=str(bag), topics=['/joint_states', '/trigger'], discovery_period=0.05,
                 checkpoint_period=60.0, checkpoint_after='/trigger')
@@ -177,7 +179,7 @@ def test_a_process_exit_writes_what_the_drained_readers_still_hold(ros, tmp_path
     """SIGINT ends a recorder process without a deactivation (hil_nodes.runtime.runner calls
     ``process_exit``): messages received since the last drain are written before the bag closes."""
     bag = tmp_path / 'bag'
-    js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(100))
+    js_pub = ros.node.create_publisher(JointState, '/joint_states', qos.command(N))
     rec = start(ros, RecorderNode, bag_path=str(bag), topics=['/joint_states'], discovery_period=0.05,
                 poll_period=1.0)
     ros.bring_up('recorder')
