@@ -1,5 +1,5 @@
 """A callback that raises stops its node in place, not the process (hil_nodes.runtime.served,
-intra_process, grid_timer; hil_nodes.framework.base.fail_in_place), with real rclpy nodes on the
+intra_process, grid_timer; hil_nodes.framework.liveness.fail_in_place), with real rclpy nodes on the
 intra-process bus: a bus delivery, an executor timer and a frame-grid callback each raise once;
 the node that raised is told once with where, its later executor and grid callbacks are
 skipped, and every other node goes on. A node that cannot fail in place (plain rclpy) still ends

@@ -1,6 +1,6 @@
 """A chain stage that raises in its frame, end to end: `hil run hexafloat --lockstep --scenario
 stage_exception` makes the admittance raise in its frame 2040, 0.1 s after the first impulse,
-while the platform moves. The node stops in place (hil_nodes.framework.base.fail_in_place) and
+while the platform moves. The node stops in place (hil_nodes.framework.liveness.fail_in_place) and
 its process, with the supervisor and the drives, goes on: the run ends in FAULT naming the node
 and the exception, nothing is killed, and the platform stops in a controlled way (peak slider
 acceleration from /joint_states within the planner's a_max, at rest at the end)."""

@@ -18,6 +18,7 @@ import numpy as np
 
 from hil_core.planner.asc import AccelerationSaturationControl as _ASC
 from hil_core.planner import quiet_frame_kernel as K
+from hil_core.planner.results import StepResult
 from hil_core.supervision.modes import HilMode
 
 _NO_POSE = np.zeros(7)
@@ -56,12 +57,14 @@ class QuietFrame:
         cfg[41] = planner.dt
         self.cfg = cfg
         self.icfg = np.array([rules.max_age_ns, rules.max_lead_ns], dtype=np.int64)
+        warm_up()
         self.frames = 0          # quiet frames served (the rest took the plain path)
         self.refused = 0         # calls the frozen kernel refused for their argument types (plain path)
 
     def step(self, pl, reference, stamp_ns, mode, measured, future, now_ns):
         """The StepResult of a quiet frame, with the planner's state updated as the plain path
-        would; None (nothing changed) for any other frame."""
+        would (the kernel is loaded here once: never in a frame); None (nothing changed) for any
+        other frame."""
         asc = pl.limiter
         if (pl.phase is not HilMode.RUNNING or pl.x is None or future is not None
                 or not isinstance(asc, _ASC) or asc.saturated or asc.scale < 1.0
@@ -102,5 +105,5 @@ class QuietFrame:
         pl.x = r                                                      # _emit
         pl.v = v_new
         pl.pose = pose
-        return pose, twist
+        return StepResult(pose, twist, [], pl.phase)
 

@@ -8,15 +8,15 @@ limit: FAULT + controlled stop) -> acceleration guard. The planner follows the m
 RETURNING_HOME; FAULT as a level) and proceeds by itself HOMING -> SYNCHRONIZING -> RUNNING and
 SAFETY_RECOVERY -> RETURNING_HOME -> IDLE, reporting each step as an event.
 
-Inside the limits the output is the reference array itself (bit-identical, no added delay).
+Inside the limits the output is the reference array itself (bit-identical, no added delay); a
+quiet RUNNING frame is one compiled call (``quiet_frame``, loaded at construction; the plain path
+is its oracle: ``compiled=False``).
 Hardening against faults and hostile input (docs/planner.md "Hardening"): inputs validated before any arithmetic
 (``inputs``); one per-DOF envelope for every phase (``envelope``); HOMING only from rest; bounded
 plans (``plans``); a limiter error, a FAULT, a dropout: the controlled stop (``stop``). The final
 guard re-checks every output and counts interventions: zero in a correct planner (tested).
 """
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,40 +28,17 @@ from hil_core.planner.envelope import Envelope, rate_limits, within_limits
 from hil_core.planner.inputs import ReferenceInput, check_future, check_pose, check_stamp
 from hil_core.planner import quiet_frame
 from hil_core.planner.plans import plan_home
+from hil_core.planner.results import ERROR, INFO, WARN, PlannerEvent, StepResult
 from hil_core.planner.recovery import CompliantRecovery
 from hil_core.planner.stop import controlled_stop
 from hil_core.planner.sync_ramp import SyncRamp
 
-INFO, WARN, ERROR = 0, 1, 2
 # phases in which the measured pose is checked against the hard limits: homing from wherever the
 # robot stands goes inward, IDLE and FAULT already stop
 _CHECKED = frozenset({HilMode.SYNCHRONIZING, HilMode.RUNNING, HilMode.SAFETY_RECOVERY, HilMode.RETURNING_HOME})
 
 
-@dataclass
-class PlannerEvent:
-    name: str            # an hil_core.supervision.modes.Event value, or a planner-only notice
-    message: str
-    level: int = INFO
-    values: dict = field(default_factory=dict)
-
-    @property
-    def is_hil_event(self) -> bool:
-        return self.name in {e.value for e in Event}
-
-
-@dataclass
-class StepResult:
-    pose: np.ndarray | None      # safe reference (7), None until the planner knows the robot pose
-    twist: np.ndarray | None     # [v, w] (6), w = angular velocity in the base frame
-    events: list
-    phase: HilMode
-
-
 class TrajectoryPlanner:
-    """``compiled``: quiet RUNNING frames in one compiled call (``quiet_frame``; compiled or
-    loaded from the cache here, at construction); False: the plain path only, the oracle."""
-
     def __init__(self, cfg: PlannerConfig, compiled: bool = True):
         self.cfg = cfg.validate()
         ws = cfg.workspace
@@ -101,10 +78,7 @@ class TrajectoryPlanner:
         self.guard_interventions = 0
         self.fault_reason = ''
         self._streaks = {'measured_invalid': 0, 'mode_invalid': 0, 'future_invalid': 0}
-        self.quiet = None
-        if compiled and cfg.limiter == 'asc':
-            quiet_frame.warm_up()
-            self.quiet = quiet_frame.QuietFrame(self)
+        self.quiet = quiet_frame.QuietFrame(self) if compiled and cfg.limiter == 'asc' else None
 
     # ------------------------------------------------------------------------------------------
     @property
@@ -144,10 +118,9 @@ class TrajectoryPlanner:
              future=None, now_ns: int | None = None) -> StepResult:
         """One frame. ``now_ns``: the frame's sim time (reference stamps must lie in a window around
         it); without it the stamps are bounded against the last accepted one."""
-        if self.quiet is not None:
-            done = self.quiet.step(self, reference, stamp_ns, mode, measured, future, now_ns)
-            if done is not None:
-                return StepResult(done[0], done[1], [], self.phase)
+        if self.quiet is not None and (done := self.quiet.step(self, reference, stamp_ns, mode, measured, future,
+                                                                now_ns)) is not None:
+            return done
         ev: list[PlannerEvent] = []
         self._take_measured(measured, ev)
         pairs = []

@@ -16,7 +16,8 @@ What every node gets from ``HilLifecycleNode``:
   so consumers key them by the node name before ``': '`` (hil_core.supervision.status_names);
 * a bond-style heartbeat on ``/hil/heartbeat`` (std_msgs/Header, ``frame_id`` = node name),
   sent on a wall timer *and* on the node clock, so the supervisor can tell a dead node both
-  when simulated time runs faster than real time and when it stands still;
+  when simulated time runs faster than real time and when it stands still, and the stop in
+  place of a node whose callback raised (hil_nodes.framework.liveness);
 * cycle health: ``self.cycle_monitor(name, period)`` (in ``configure_node``) gives a
   ``CycleMonitor`` (hil_nodes.framework.cycle_status) that measures each cycle of the hot path
   (``with mon(stamp_ns): ...``; ``mon.skipped(n)`` for dropped ones), ``self.count_published(topic)``
@@ -44,13 +45,11 @@ from __future__ import annotations
 import gc
 import sys
 import time
-import traceback
 from types import SimpleNamespace
 from typing import Any, Sequence
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.lifecycle import LifecycleNode, LifecyclePublisher, LifecycleState, TransitionCallbackReturn
 from rclpy.parameter import Parameter
@@ -58,13 +57,12 @@ from rclpy.publisher import Publisher
 from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
-from std_msgs.msg import Header
 
-from hil_core.supervision.modes import Event
 from hil_core.supervision.status_names import CYCLE_TASK, NO_HARDWARE, status_name
 from hil_nodes import qos, topics
 from hil_nodes.framework import throttle
 from hil_nodes.framework.cycle_status import CycleMonitor, CycleReport
+from hil_nodes.framework.liveness import Liveness
 from hil_nodes.msgs.convert import status_array
 from hil_nodes.runtime import kernel_loads
 from hil_nodes.runtime.intra_process import IntraPublisher, IntraSubscription
@@ -80,7 +78,7 @@ STALE = DiagnosticStatus.STALE
 FREEZE_AFTER_ACTIVATION = False   # set by hil_nodes.runtime.runner in node processes (see on_activate)
 
 
-class HilLifecycleNode(IntraProcessNode, LifecycleNode):
+class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
     """Base class of every hil_suite lifecycle node (see the module docstring)."""
 
     PARAMS: Sequence[Param] = ()
@@ -157,18 +155,7 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
         self.configured = False
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._diag_pub = self.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
-        self._heartbeat_pub = self.create_publisher(Header, topics.HIL_HEARTBEAT, 10)
-        # a failure in a callback is told here, as the supervisor hears every node's events
-        # (made now: one made at the failure could miss the supervisor's reader)
-        self._fault_pub = self.create_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
-        self.failure = ''            # what stopped the node in place (fail_in_place), '' while it works
-        period = self.get_parameter('heartbeat_period').value
-        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(period, self._heartbeat, clock=self._steady)
-        if self.get_parameter('use_sim_time').value:
-            # a second beat on the node clock, so a node whose sim-time timers stopped is seen;
-            # on the wall clock the two would be the same beat twice (timer calls cost ~60 us)
-            self.create_timer(period, self._heartbeat)
+        self._start_liveness()       # heartbeat, stop in place (framework.liveness)
         self._cycles = CycleReport()
         self._cycle_status_name = status_name(self.get_name(), CYCLE_TASK)
         self.create_timer(self._declared_or_default('status_period'), self._publish_cycle_status,
@@ -408,33 +395,3 @@ class HilLifecycleNode(IntraProcessNode, LifecycleNode):
     def _send_status(self, name: str, level: int, message: str, values: dict) -> None:
         self._diag_pub.publish(status_array(self.get_clock().now().to_msg(), level, name, message,
                                             self.hardware_id(), values))
-
-    def fail_in_place(self, exc: BaseException, where: str) -> None:
-        """An exception escaped one of this node's callbacks (hil_nodes.runtime.served,
-        intra_process and grid_timer catch it): the node stops its work, and its process, with
-        the supervisor and the drives where they share it, goes on. As ros2_control's controller manager deactivates a controller whose update returns
-        an error instead of ending: here the node tells the supervisor a FAULT naming the
-        exception (/hil/events), so the run ends in the controlled stop with the reason; its
-        callbacks are skipped from now on and its heartbeat stops. The same alone in a process
-        (the isolated layout): the process stays, idle, until the run ends."""
-        if self.failure:
-            return
-        text = ' '.join(f'{type(exc).__name__}: {exc}'.split())[:300]
-        self.failure = f'exception in {where}: {text}'
-        self.active = False
-        try:
-            self.get_logger().error(f'{self.failure}; the node stopped its work, the process goes on\n'
-                                    + ''.join(traceback.format_exception(exc)))
-            stamp = self.get_clock().now().to_msg()
-            self._fault_pub.publish(status_array(stamp, DiagnosticStatus.ERROR, Event.FAULT.value,
-                                                 f'{self.failure}: the node stopped its work', self.get_name(), {}))
-            self.status(ERROR, f'stopped: {self.failure}')
-        except Exception as report_exc:      # noqa: BLE001 - the telling must not raise again
-            print(f'{self.get_name()}: {self.failure}; telling it failed: {report_exc}', file=sys.stderr, flush=True)
-
-    def _heartbeat(self) -> None:
-        if self.failure:             # a node stopped in place is not alive for the supervisor
-            return
-        msg = Header(frame_id=self.get_fully_qualified_name())
-        msg.stamp = self.get_clock().now().to_msg()
-        self._heartbeat_pub.publish(msg)

@@ -30,7 +30,8 @@ from visualization_msgs.msg import MarkerArray
 
 from hil_core.supervision.lockstep import FrameSync
 from hil_core.supervision.modes import MOVING_MODES, HilMode
-from hil_core.planner.trajectory_planner import ERROR as EV_ERROR, WARN as EV_WARN, TrajectoryPlanner
+from hil_core.planner.results import ERROR as EV_ERROR, WARN as EV_WARN
+from hil_core.planner.trajectory_planner import TrajectoryPlanner
 from hil_nodes import qos, topics
 from hil_nodes.msgs import convert
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError

@@ -109,7 +109,7 @@ class SharedGrid:
 
     def _fire(self) -> None:
         for entry in tuple(self.entries):
-            if getattr(entry.node, 'failure', ''):      # stopped in place (base.fail_in_place)
+            if getattr(entry.node, 'failure', ''):      # stopped in place (liveness.fail_in_place)
                 continue
             try:
                 entry.callback()

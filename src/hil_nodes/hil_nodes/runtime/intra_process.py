@@ -223,7 +223,7 @@ class IntraProcessBus:
             n += 1
             try:
                 cb(msg)
-            except Exception as exc:           # its node stops in place (base.fail_in_place)
+            except Exception as exc:           # its node stops in place (liveness.fail_in_place)
                 self._failed(cb, exc)
             if not n % 16 and _monotonic() > end:
                 break

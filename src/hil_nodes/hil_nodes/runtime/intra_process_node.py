@@ -59,7 +59,7 @@ class IntraProcessNode:
         return IntraSubscription(self, msg_type, resolved, callback, qos, raw, kwargs, chain_input=chain_input)
 
     # executor callbacks are counted (hil_nodes.runtime.served: the spin loop's idle-turn test), and
-    # one that raises stops its node in place, not the process (served.counted, base.fail_in_place)
+    # one that raises stops its node in place, not the process (served.counted, liveness.fail_in_place)
     def create_timer(self, timer_period_sec, callback, *args, **kwargs):
         return super().create_timer(timer_period_sec, counted(callback, self), *args, **kwargs)
 

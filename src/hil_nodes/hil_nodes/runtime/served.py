@@ -29,7 +29,7 @@ def counted(callback, node=None):
     container's CPU in real time (py-spy, 2026-11-26); ``inspect`` returns a ``__signature__``
     at once.
 
-    With ``node`` (one that can ``fail_in_place``, hil_nodes.framework.base): an exception of the
+    With ``node`` (one that can ``fail_in_place``, hil_nodes.framework.liveness): an exception of the
     callback stops that node in place instead of the process (``fail_in_place``), and a stopped
     node's callbacks are skipped; a service then answers with its untouched response."""
     fail = getattr(node, 'fail_in_place', None)
