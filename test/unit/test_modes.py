@@ -161,3 +161,16 @@ def test_properties_over_random_input_sequences(inputs):
         if not t.accepted:
             assert m.mode is before
     assert m.fault_count == entries
+
+
+def test_a_cause_confirmed_after_the_fault_is_added_and_the_first_stays_first():
+    """A process death reported after the FAULT it caused (the drives' watchdog saw the missing
+    command first) is added to the reason once; outside FAULT nothing is added."""
+    m = ModeMachine(HilMode.RUNNING)
+    assert not m.add_cause('node timebase is dead')
+    m.fault('mock_hexapod: watchdog: no command for frame 0.6025 s')
+    assert m.add_cause('node timebase is dead: its process timebase was killed by SIGKILL')
+    assert not m.add_cause('node timebase is dead: its process timebase was killed by SIGKILL')
+    assert m.fault_reason == ('mock_hexapod: watchdog: no command for frame 0.6025 s; then confirmed: '
+                              'node timebase is dead: its process timebase was killed by SIGKILL')
+    assert m.mode is HilMode.FAULT and m.fault_count == 1

@@ -166,6 +166,15 @@ class ModeMachine:
     def fault(self, reason: str) -> Transition:
         return self._enter_fault(reason)
 
+    def add_cause(self, cause: str) -> bool:
+        """While in FAULT, a cause confirmed after it (a process death that the launcher
+        reported, whose silence the first reason may have seen as a missing command or
+        heartbeat) is added to the reason: the first stays first. True when added."""
+        if self.mode is not HilMode.FAULT or cause in self.fault_reason:
+            return False
+        self.fault_reason = f'{self.fault_reason}; then confirmed: {cause}'
+        return True
+
     def _enter_fault(self, reason: str) -> Transition:
         """FAULT is accepted from every mode; while already in FAULT the first reason stays."""
         previous = self.mode

@@ -218,7 +218,11 @@ class SupervisorNode(IntraProcessNode, Node):
             if self.liveness.mark_dead(name, reason):
                 self.states[name] = 'dead'
                 self._exited[name] = self._wall_now()
-                if self.lifecycle not in ('shutting_down', 'down'):
+                if self.lifecycle in ('shutting_down', 'down'):
+                    continue
+                if self.machine.add_cause(reason):     # already in FAULT (e.g. the drives' watchdog first)
+                    self._publish_status()
+                else:
                     self._fault(reason)
 
     def _on_heartbeat(self, msg: Header) -> None:
