@@ -23,11 +23,14 @@ import numpy as np
 
 from hil_core.supervision.modes import REQUESTED_MODES, Event, HilMode
 
-from . import tracking_kernel as ck
+from . import law_frame, tracking_kernel as ck
 from . import kinematics as kin
 from .gcode import Segment
 from .params import Hybrid5Params
 from .trajectory import PathTrajectory
+
+
+_NO_HOLD = np.zeros(18)
 
 
 class _Cartesian:
@@ -49,6 +52,8 @@ class _Static:
 
     def __init__(self, fixed, end: int):
         self.fixed, self.end = fixed, end
+        (l, ld, ldd), (th, w, e), p = fixed
+        self.packed = np.array([*l, *ld, *ldd, *th, *w, *e, *p], dtype=float)    # law_frame's layout
 
     def ref(self, k: int):
         return self.fixed
@@ -123,6 +128,39 @@ class Hybrid5Motion:
         return np.asarray(p, float), np.asarray(th, float)
 
     # --- per cycle -------------------------------------------------------------------------------
+    def quiet_source(self, requested: str):
+        """What the compiled law frame (``law_frame``) needs to run the cycles to come without
+        this object: ``(k_stop, src_kind, src_k0, fixed, table)`` -- the cycle of the next change
+        of phase, the path from ``src_k0`` (kind 1, its ``PathTable``) or the hold ``fixed``
+        (kind 0, 18 values) -- or None when the next cycle is not quiet: the first cycle, a new
+        request to act on, a brake. ``cycle`` stays the oracle; ``advanced`` takes the last
+        reference the kernel computed."""
+        src = self.ref_src
+        if src is None or self.last is None:
+            return None
+        try:
+            mode = HilMode(requested)
+        except ValueError:
+            mode = None
+        if mode in REQUESTED_MODES and mode is not self._last_request:
+            return None
+        ends = self.phase in (HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RETURNING_HOME)
+        k_stop = src.end if ends else law_frame.NEVER
+        if type(src) is _Cartesian:
+            return k_stop, 1, src.k0, _NO_HOLD, src.table
+        if type(src) is _Static:
+            return k_stop, 0, 0, src.packed, None
+        return None
+
+    def advanced(self, packed) -> None:
+        """The compiled law frame computed the cycles up to one whose reference is ``packed``
+        (18 values): it is the reference ``cycle`` would have left in ``last``."""
+        if type(self.ref_src) is _Static:
+            self.last = self.ref_src.fixed
+        else:
+            r = packed.tolist()
+            self.last = (r[0:3], r[3:6], r[6:9]), (r[9:11], r[11:13], r[13:15]), packed[15:18].copy()
+
     def _on_request(self, k, mode: HilMode) -> None:
         moving = self.phase in (HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RUNNING, HilMode.RETURNING_HOME)
         if mode is HilMode.FAULT:

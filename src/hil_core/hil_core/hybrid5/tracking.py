@@ -19,7 +19,7 @@ import numpy as np
 
 from hil_core.maths.jit import timed_warm_up
 
-from . import tracking_kernel as ck
+from . import law_frame, tracking_kernel as ck
 from . import dynamics, kinematics as kin
 from .control import CTM
 from .gcode import parse
@@ -91,6 +91,7 @@ class HybridController:
 
     def _warm_up(self) -> None:
         """Load (or compile) the kernels now, on copies of the state, not at the first cycle."""
+        law_frame.warm_up()                       # the drives' quiet steps (real time, servo_link)
         out, ref = np.zeros(ck.N_OUT), np.zeros(15)
         ref[0:3] = 1.0
         states = [x.copy() for x in (self._il, self._fl, self._it, self._ft)]
@@ -102,6 +103,17 @@ class HybridController:
                                  self._gt, states[2], states[3], t.Ts, t.n_cycles, t.k0, t.prof, t.kind, t.axes,
                                  t.geo, out)
             ck.reference(t, 0, self.R)
+
+    def law_arrays(self, k_first: int, source, sat: np.ndarray, max_err: float):
+        """This controller as the compiled law frame steps it (``law_frame.LawArrays``; its
+        integrators advance in place) from cycle ``k_first`` with ``source`` (``Hybrid5Motion.
+        quiet_source``), or None where it does not run compiled (float32, ``compiled=False``)."""
+        if not self.compiled or self._table is None:
+            return None
+        k_stop, kind, k0, fixed, table = source
+        return law_frame.LawArrays(k_first, k_stop, kind, k0, fixed, self._table if table is None else table,
+                                   self.R, self._model, self._gl, self._il, self._fl, self._gt, self._it,
+                                   self._ft, sat, max_err)
 
     def desired(self, k: int):
         """Joint-space reference at cycle k: ((l, ld, ldd), (th, w, e), p) as per-axis lists."""

@@ -33,6 +33,7 @@ from rclpy.clock import Clock, ClockType
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 
+from hil_core.hybrid5 import law_frame
 from hil_core.hybrid5.gcode import parse_file
 from hil_core.hybrid5.motion import Hybrid5Motion
 from hil_core.hybrid5.tracking import HybridController
@@ -83,6 +84,7 @@ class HybridControllerNode(HilLifecycleNode, name='hybrid_controller', task='con
                                        'skipped_cycles'), 0)
         self.max_err = {'legs_m': 0.0, 'table_rad': 0.0}
         self.cost_us = deque(maxlen=20000)
+        self.compiled_cycles = 0          # of counters['cycles']: run by the drives' compiled quiet steps
         self._limit_list = [p.force_max] * 3 + [p.torque_max] * 2
         self._limits = np.array(self._limit_list)
         self._eff_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS,
@@ -213,7 +215,7 @@ class HybridControllerNode(HilLifecycleNode, name='hybrid_controller', task='con
         cost = np.asarray(self.cost_us) if self.cost_us else np.zeros(1)
         level = ERROR if self.faulted else OK
         self.status(level, 'fault raised' if self.faulted else ('running' if self.active else 'inactive'),
-                    phase=self.motion.phase.value, **self.counters,
+                    phase=self.motion.phase.value, **self.counters, compiled_cycles=self.compiled_cycles,
                     max_leg_error_um=self.max_err['legs_m'] * 1e6,
                     max_table_error_urad=self.max_err['table_rad'] * 1e6,
                     cycle_cost_p50_us=float(np.percentile(cost, 50)),
@@ -244,6 +246,35 @@ class HybridControllerNode(HilLifecycleNode, name='hybrid_controller', task='con
             self.counters['skipped_cycles'] += skipped
         return self.control_cycle(t_ns, self.mode, position)
 
+    def quiet_steps(self, t_ns: int, step_ns: int, steps: int, drive) -> law_frame.Done | None:
+        """Up to ``steps`` cycles from ``t_ns`` in one compiled call (``hil_core.hybrid5.law_frame``)
+        while they are quiet, with the drives' ``drive`` arrays; None where the next cycle is not
+        (``drive_cycle`` then runs it): not active, no mode, a fault raised, a gap in the cycles, a
+        request or a brake for the motion, float32. What ``control_cycle`` counts and keeps is
+        counted and kept here; a frame's cost counts once, divided by its cycles."""
+        if not self.active or self.mode is None or self.faulted or step_ns != self.ts_ns:
+            return None
+        if self.last_ns is None or self.t0_ns is None or t_ns != self.last_ns + self.ts_ns:
+            return None
+        source = self.motion.quiet_source(self.mode)
+        k = int(round((t_ns - self.t0_ns) / self.ts_ns))
+        law = None if source is None else self.ctl.law_arrays(k, source, self._limits, self.p.max_tracking_error)
+        if law is None:
+            return None
+        start = time.perf_counter()
+        done = law_frame.quiet_steps(steps, law, drive)
+        n = done.steps
+        if n:
+            self.last_ns = t_ns + (n - 1) * step_ns
+            self.counters['cycles'] += n
+            self.compiled_cycles += n
+            self.cost_us.append((time.perf_counter() - start) * 1e6 / n)
+            if self.mode == HilMode.RUNNING:
+                self.max_err['legs_m'] = max(self.max_err['legs_m'], float(done.errors[0]))
+                self.max_err['table_rad'] = max(self.max_err['table_rad'], float(done.errors[1]))
+            self.motion.advanced(done.reference)
+        return done
+
 
 class _DriveSideLaw:
     """The node's law as the drives call it (hil_nodes.runtime.servo_link.ServoLaw), through the
@@ -265,6 +296,13 @@ class _DriveSideLaw:
             return None
         self._last = (t_ns, out[1])
         return out[0]
+
+    def quiet_steps(self, t_ns: int, step_ns: int, steps: int, drive):
+        """The node's ``quiet_steps`` (the drives' compiled quiet steps, mock_hardware.link)."""
+        done = self.node.quiet_steps(t_ns, step_ns, steps, drive)
+        if done is not None and done.steps:
+            self._last = (t_ns + (done.steps - 1) * step_ns, self.node.motion.last)
+        return done
 
     def frame_done(self, t_ns: int) -> None:
         if self._last is None or not self.node.active:

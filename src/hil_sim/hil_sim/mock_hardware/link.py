@@ -28,6 +28,7 @@ class ServoLink:
     def __init__(self, log):
         self._log = log                  # the node's logger
         self.law = None                  # the law the drives took, or None
+        self.compiled = True             # quiet steps in one call where offered (False: the oracle loop)
 
     def take(self, command_topic: str, enabled: bool, steps: int, hold: Callable[[], None]):
         """The law offered on ``command_topic`` now (attached / detached as it comes and goes),
@@ -61,8 +62,11 @@ class ServoLink:
         t_ns)``: the node counts and tells a refused output)."""
         law = self.law
         step_ns = frame_ns // steps
+        done = 0
+        if self.compiled and not watchdog.braking:
+            done = self._quiet_steps(t_ns, step_ns, steps, h, rel, plant, controller, watchdog)
         positions = getattr(plant, 'positions', None) or (lambda: plant.states()['position'])
-        for i in range(steps):
+        for i in range(done, steps):
             step_t_ns = t_ns + i * step_ns
             now = rel(step_t_ns)
             if not watchdog.braking:
@@ -78,3 +82,23 @@ class ServoLink:
                     controller.hold(now)          # no command for this step: the drives' own stop
             plant.step(h, controller.commands(now, 1, h))
         law.frame_done(t_ns + frame_ns)
+
+    def _quiet_steps(self, t_ns, step_ns, steps, h, rel, plant, controller, watchdog) -> int:
+        """The frame's first quiet steps in one compiled call, where the law and the plant offer
+        it (hybrid5: ``law.quiet_steps``, ``plant.drive_arrays``; hil_core.hybrid5.law_frame):
+        the same commands, checks and plant steps as the loop below, which runs the rest of the
+        frame from the first step that is not quiet. Returns the steps done."""
+        quiet = getattr(self.law, 'quiet_steps', None)
+        arrays = getattr(plant, 'drive_arrays', None)
+        if quiet is None or arrays is None:
+            return 0
+        drive = arrays(h, controller)
+        done = quiet(t_ns, step_ns, steps, drive) if drive is not None else None
+        if done is None or not done.steps:
+            return 0
+        # what the loop does after a step's accepted command, once for the last one
+        watchdog.command_ok()
+        now = rel(t_ns + (done.steps - 1) * step_ns)
+        controller.apply(done.command, now, now, plant.states)
+        plant.took(done.command)
+        return done.steps

@@ -232,6 +232,10 @@ class ForwardCommand:
         self.order = _hardware_order(spec, hardware)
         self.limits = hardware.command_limits()
         self._limit_lists = (np.asarray(self.limits[0], float).tolist(), np.asarray(self.limits[1], float).tolist())
+        # the same, as arrays for a compiled loop (limit_arrays)
+        self._limit_arrays = (np.ascontiguousarray(self.order, dtype=np.int64),
+                              np.ascontiguousarray(self.limits[0], dtype=float),
+                              np.ascontiguousarray(self.limits[1], dtype=float))
         self.command = np.full(len(self.order), np.nan)     # reset to NaN on activate
         self.active = True
         self.deactivated_by = ''
@@ -249,6 +253,11 @@ class ForwardCommand:
             if all(a <= x <= b for x, a, b in zip(values, lo, hi)) and all(map(math.isfinite, values)):
                 return Acceptance(entry=entry)
         return self.check(v)
+
+    def limit_arrays(self):
+        """``(order, lo, hi)`` as int64 / float64 arrays: what ``accept`` takes, for a compiled loop
+        that decides it the same way (hil_core.hybrid5.law_frame); None while inactive."""
+        return self._limit_arrays if self.active else None
 
     def check(self, v: np.ndarray) -> Acceptance:
         """The full check of an active controller's command (the fast path's oracle)."""

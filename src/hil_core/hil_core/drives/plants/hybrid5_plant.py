@@ -19,6 +19,7 @@ from typing import Mapping
 import numpy as np
 
 from hil_core.hybrid5 import dynamics as dyn, kinematics as kin
+from hil_core.hybrid5.law_frame import DriveArrays
 from hil_core.hybrid5.params import load_params
 from hil_core.drives.plants.protocol import Gain, PlantSetup, check_step, require_joints
 
@@ -106,6 +107,24 @@ class Hybrid5Plant:
                 self.braking = False
             self.plant.step(row[:3], row[3:])
             self.applied = row
+
+    def drive_arrays(self, h: float, controller) -> DriveArrays | None:
+        """The plant and ``controller`` (its ``limit_arrays``) as hybrid5's compiled law frame
+        steps them (``hil_core.hybrid5.law_frame``; the state advances in place), or None where
+        ``step`` would not take its one-row path: another step size, the Python plant, a
+        controller without limit arrays or inactive."""
+        limits = getattr(controller, 'limit_arrays', lambda: None)()
+        pl = self.plant
+        if limits is None or h != self.step_size or pl._constants is None or pl.substeps != 1:
+            return None
+        return DriveArrays(pl._constants, pl.p, pl.v, pl.theta, pl.omega, pl.dt, pl.pl.encoder_leg,
+                           pl.pl.encoder_table, *limits)
+
+    def took(self, command: np.ndarray) -> None:
+        """The law frame stepped the plant, ``command`` (finite, the drives' order) last: what
+        ``step``'s one-row path keeps."""
+        self.braking = False
+        self.applied = command
 
     def states(self) -> dict[str, np.ndarray]:
         q, v = self.joints()
