@@ -2,6 +2,7 @@
 stale contract, bias service, replay (bag written with rosbags, CSV), lifecycle transitions
 and a refused configuration."""
 import numpy as np
+from rclpy.qos import qos_profile_sensor_data
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
@@ -273,10 +274,13 @@ def test_replay_real_time_and_silence_diagnostic(ros, tmp_path):
     assert np.allclose(wrench_to_array(out[-1].wrench), [1.0, 2.0, 3.0, 0.1, 0.2, 0.3], atol=1e-9)
 
 
-def test_sim_source_reads_the_load_scenario_in_process(ros, tmp_path):
+@pytest.mark.parametrize('lockstep', [True, False])
+def test_sim_source_reads_the_load_scenario_in_process(ros, tmp_path, lockstep):
     """Source `sim` (Hexafloat with the mock hardware): the load scenario sampled on the 1.6 kHz
     grid inside the node, 4 samples per /clock frame, equal to the same scenario run offline
-    through the chain (the scenario's dropout window is read with it)."""
+    through the chain (the scenario's dropout window is read with it). The same in real time at
+    another pace than 1 (``--time-scale 2``: simulated time, not lockstep): the samples come with
+    each /clock tick, and the node has no frame timer of its own (its wake-up is the drives')."""
     import yaml
 
     from hil_core.ft.signal_chain import ChainConfig, SignalChain
@@ -285,7 +289,12 @@ def test_sim_source_reads_the_load_scenario_in_process(ros, tmp_path):
     path.write_text(yaml.safe_dump({'seed': 5, 'components': [
         {'type': 'impulses', 'axis': 0, 'amplitude': 30.0, 'start': 0.01, 'period': 1.0, 'count': 1, 'width': 0.03},
         {'type': 'noise', 'std': 0.1, 'rate': 1600.0}], 'sensor_dropout': [0.08, 0.2]}))
-    feed = Feed(ros, source='sim', sim_load_file=str(path), output_frame='sensor', bias_samples=1).up()
+    feed = Feed(ros, source='sim', sim_load_file=str(path), output_frame='sensor', bias_samples=1,
+                lockstep=lockstep)
+    if not lockstep:                                      # real-time streams are best effort
+        feed.out = ros.collect(WrenchStamped, topics.FT_WRENCH, qos_profile_sensor_data)
+    feed.up()
+    assert feed.node.source.timer is None and feed.node.source.sub is not None
     _clock_drive(ros, feed, 30)                           # 75 ms: before the dropout
     got_t, got = _outputs(feed.out)
     assert np.array_equal(got_t, np.arange(0, 31) * FRAME)

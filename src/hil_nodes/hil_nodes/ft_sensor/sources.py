@@ -48,10 +48,17 @@ class MockSource:
 
 class _GridSource(abc.ABC):
     """A source whose samples lie on the ``sample_rate`` grid and are taken as time passes:
-    lockstep, on each ``/clock`` tick the samples in (t_{k-1}, t_k] (exactly 4 per 2.5 ms frame,
-    the last stamped t_k); real time, a wall timer at ``publish_rate`` takes the samples that fell
-    due. Profile time: sim time as is; on the wall clock, seconds since activation (grid-aligned).
-    Subclasses give ``samples(stamps_ns, t_rel)`` -> (stamps kept, wrenches)."""
+    on simulated time (lockstep, or real time at another pace than 1), on each ``/clock`` tick the
+    samples in (t_{k-1}, t_k] (exactly 4 per 2.5 ms frame, the last stamped t_k); on the wall
+    clock, a timer at ``publish_rate`` on the frame grid takes the samples that fell due. Profile
+    time: sim time as is; on the wall clock, seconds since activation (grid-aligned). Subclasses
+    give ``samples(stamps_ns, t_rel)`` -> (stamps kept, wrenches).
+
+    At another pace (``--time-scale 2``, the headroom check) simulated time moves only when the
+    drives publish ``/clock``, once a frame: a timer on that clock fired at the same ticks, but as
+    an executor event of its own, a second wake-up a frame after the drives' own; the ``/clock``
+    delivery comes in the drives' wake-up (in one process, from the intra-process bus), as the
+    wall-clock frame runs both from one shared grid timer (``grid_timer.SharedGrid``)."""
 
     def __init__(self, node):
         self.node = node
@@ -60,7 +67,7 @@ class _GridSource(abc.ABC):
         self._prev: int | None = None
         self._origin = 0
         self.sub = self.timer = None
-        if p.lockstep:
+        if p.lockstep or node.get_parameter('use_sim_time').value:
             self.sub = node.create_subscription(ClockMsg, topics.CLOCK, lambda m: self._advance(stamp_to_ns(m.clock)),
                                                 QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT))
 
@@ -68,7 +75,7 @@ class _GridSource(abc.ABC):
         self._prev = None
         sim = self.node.get_parameter('use_sim_time').value
         self._origin = 0 if sim else self.node.now_ns() // self.period_ns * self.period_ns
-        if not self.node.p.lockstep and self.timer is None:
+        if not (self.node.p.lockstep or sim) and self.timer is None:
             self._start_aligned_timer()
 
     def _start_aligned_timer(self) -> None:
