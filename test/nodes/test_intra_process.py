@@ -137,6 +137,27 @@ def test_a_raw_subscription_comes_after_the_graph_with_the_publish_time(ros, bus
     assert BUS.published_ns == 0                     # outside a raw delivery
 
 
+def test_on_simulated_time_the_publish_time_is_the_last_clock_published_before(ros, bus):
+    """Real time at another pace (--time-scale 2: simulated time, not lockstep): raw deliveries
+    come after the graph's own too, and their receipt time is the /clock published in the
+    process before the message, the recorder's clock had it come in publish order; before any
+    /clock, 0 (the recorder then reads its own clock)."""
+    from builtin_interfaces.msg import Time
+    from rosgraph_msgs.msg import Clock
+    BUS.raw_after_graph, BUS.sim_clock = True, True
+    p, s = bus(name='p'), bus(name='s')
+    got = []
+    s.create_subscription(Header, '/raw', lambda d: got.append(BUS.published_ns), VOLATILE, raw=True)
+    s.create_subscription(Clock, '/clock', lambda m: None, VOLATILE)
+    pub, clock = p.create_publisher(Header, '/raw', VOLATILE), p.create_publisher(Clock, '/clock', VOLATILE)
+    pub.publish(header(1))
+    for sec, nanosec in ((5, 2_500_000), (5, 5_000_000)):
+        clock.publish(Clock(clock=Time(sec=sec, nanosec=nanosec)))
+        pub.publish(header(2))
+    BUS.drain()
+    assert got == [0, 5_002_500_000, 5_005_000_000]
+
+
 def test_a_chain_that_feeds_itself_never_starves_the_recorder(ros, bus):
     """Lockstep in one process: drives -> ... -> drives never empties the graph's queue within a
     drain's budget; the raw deliveries queued during the drain still come at its end (they were

@@ -38,8 +38,11 @@ Rules (those of rclcpp's intra-process communication, where they apply):
   drain gives the executor its turn back after ``DRAIN_BUDGET``. In real time
   (``raw_after_graph``) raw subscriptions (the recorder) come after the graph's own deliveries,
   at the end of each drain, serialized then: the chain F/T -> time base no longer waits behind the
-  recorder (its receipt time is the publish time, ``published_ns``); in sim time they keep publish
-  order (the recorder's sim-time receipt stamps stay those of the publication). Every callback
+  recorder. Its receipt time is the publish time (``published_ns``): on the wall clock the
+  system time, on simulated time (real time at another pace, ``sim_clock``) the last ``/clock``
+  published in the process before the message, which is the recorder's clock when the message
+  would have reached it in publish order. In lockstep they keep publish order (the bag's order
+  and receipt stamps those of the publication). Every callback
   runs to completion before the next starts, as it does on an executor: no callback can re-enter
   a node that is half way through its own;
 * a publisher of the same topic outside the process (a node in another process, ``ros2 topic
@@ -63,7 +66,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 
 from hil_nodes.msgs.cdr_encode import prepare, serialize_exact
 from hil_nodes.msgs.message_ring import MessageRing
-from hil_nodes.topics import SHARED_TOPICS
+from hil_nodes.topics import CLOCK, SHARED_TOPICS
 
 DRAIN_BUDGET = 0.005     # wall s of deliveries before the executor gets its turn again
 REPLAY = MessageRing.RING // 2   # a transient-local stream's messages kept for a reader outside (module doc)
@@ -102,6 +105,8 @@ class IntraProcessBus:
         self._raw_queue: deque = deque()     # (raw callbacks, message, publish wall time ns)
         self.published_ns = 0                # publish wall time of the raw delivery in progress
         self.raw_after_graph = False         # real time (the runner sets it): module docstring
+        self.sim_clock = False               # simulated time: raw receipt times from /clock (module docstring)
+        self.clock_ns = 0                    # the last /clock published in the process (sim_clock)
 
     def enable(self, on: bool = True) -> None:
         self.enabled = on
@@ -174,6 +179,8 @@ class IntraProcessBus:
             raise ValueError(f'{topic.name}: the same message object published twice in a row; in one '
                              f'process its subscribers share it: publish a new (or another pooled) message')
         topic.last, topic.last_sent = msg, None
+        if self.sim_clock and topic.name == CLOCK:
+            self.clock_ns = msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
         self._queue.extend([(cb, msg) for cb in topic.callbacks])
         if topic.raw_callbacks:                # the recorder
             self._queue_raw(topic.raw_callbacks, msg)
@@ -204,7 +211,7 @@ class IntraProcessBus:
 
     def _queue_raw(self, callbacks, msg) -> None:
         if self.raw_after_graph:               # real time: after the graph's own, publish time kept
-            self._raw_queue.append((callbacks, msg, time.time_ns()))
+            self._raw_queue.append((callbacks, msg, self.clock_ns if self.sim_clock else time.time_ns()))
         else:                                  # sim time: in publish order
             self._queue.append((self._deliver_raw, (callbacks, msg, 0)))
 

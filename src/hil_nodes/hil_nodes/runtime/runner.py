@@ -82,6 +82,10 @@ def _fall_back_for_outside_publishers(node: Node) -> None:
                                f'DDS in this process too, so every publisher is heard')
 
 
+def _param(node: Node, name: str) -> bool:
+    return node.has_parameter(name) and bool(node.get_parameter(name).value)
+
+
 def intra_process_wanted(n_nodes: int) -> bool:
     """The bus serves a process hosting several nodes, unless HIL_INTRA_PROCESS=0 (to compare)."""
     return n_nodes > 1 and os.environ.get('HIL_INTRA_PROCESS', '1') != '0'
@@ -101,8 +105,10 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
     BUS.enable(intra_process_wanted(len(factories)))
     try:
         nodes = [make() for make in factories]
-        # wall clock everywhere (real time): the recorder's deliveries wait for the graph's own
-        BUS.raw_after_graph = not any(n.get_parameter('use_sim_time').value for n in nodes)
+        # real time, on the wall clock or at another pace: the recorder's deliveries wait for the
+        # graph's own, with their publish time; lockstep keeps publish order (intra_process)
+        BUS.raw_after_graph = not any(_param(n, 'lockstep') for n in nodes)
+        BUS.sim_clock = any(_param(n, 'use_sim_time') for n in nodes)
         # Everything built so far (numpy, scipy, numba, pinocchio, the nodes) lives as long as the
         # process: moved out of the garbage collector's generations, a full collection no longer
         # walks it. Without this a gen-2 collection stalled a busy node process for 50-200 ms,
