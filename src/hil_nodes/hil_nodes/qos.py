@@ -20,6 +20,8 @@
   frame lost), best effort in real time (matches any publisher). A late lockstep subscriber
   still gets t_0 because the mock re-publishes t_0 until its first command.
   ``joint_state_broadcaster()`` is that publisher's QoS as measured on a lab (reliable, volatile).
+* ``driver_output(lockstep)``: the publisher of a driver output a lab watches (F/T wrench, TCP
+  pose): reliable in real time too, so reliable and best-effort subscribers both match.
 * ``tf()`` / ``tf_static()``: tf2_ros's broadcaster QoS, so rviz and tf2 listeners match.
 """
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
@@ -62,6 +64,16 @@ def joint_states(lockstep: bool, depth: int = LOCKSTEP_DEPTH) -> QoSProfile:
                           reliability=ReliabilityPolicy.BEST_EFFORT, durability=DurabilityPolicy.VOLATILE)
     return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
                       reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+
+def driver_output(lockstep: bool, depth: int = 10) -> QoSProfile:
+    """The publisher of a driver's output that a lab watches (F/T wrench, TCP pose; the mock's
+    joint states use ``joint_state_broadcaster``, /tf ``tf``): in real time reliable, volatile,
+    keep last ``depth``, as joint_state_broadcaster publishes, so that a reliable subscriber
+    (rviz2, ``ros2 topic echo``, a lab logger) matches as well as a best-effort one (REP-2003:
+    sensor drivers publish with the system default). The suite's own subscriptions stay best
+    effort (``stream(False)``) and match any publisher. Lockstep: ``stream(True)``."""
+    return stream(True) if lockstep else joint_state_broadcaster(depth)
 
 
 def joint_state_broadcaster(depth: int = 10) -> QoSProfile:

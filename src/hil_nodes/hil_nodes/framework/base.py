@@ -381,6 +381,10 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         """QoS of high-rate streams: reliable in lockstep, sensor-data otherwise."""
         return qos.stream(reliable=bool(getattr(self.p, 'lockstep', False)))
 
+    def driver_output_qos(self):
+        """QoS of a driver output's publisher (F/T wrench, TCP pose): ``qos.driver_output``."""
+        return qos.driver_output(bool(getattr(self.p, 'lockstep', False)))
+
     def status(self, level: int, message: str, task: str | None = None, **values: Any) -> None:
         """Publish a status ``"<node>: <task>"`` on /diagnostics (``task`` defaults to
         ``STATUS_TASK``; key/values as strings)."""

@@ -87,8 +87,8 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
         p = self.p
         self.chain = SignalChain(params.chain_config(p))
         self._cycle = self.cycle_monitor('samples', 1.0 / p.publish_rate)
-        self.pub = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH, self.stream_qos())
-        self.pub_raw = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH_RAW, self.stream_qos())
+        self.pub = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH, self.driver_output_qos())
+        self.pub_raw = self.create_lifecycle_publisher(WrenchStamped, topics.FT_WRENCH_RAW, self.driver_output_qos())
         self._port, self._raw_port = wrench_port(self.pub, self._frame_id), wrench_port(self.pub_raw, self._frame_id)
         self._srv = self.create_service(Trigger, topics.FT_BIAS, self._on_bias)
         self._timer = self.create_timer(p.status_period, self._diagnose, clock=Clock(clock_type=ClockType.STEADY_TIME))

@@ -95,7 +95,8 @@ class KinematicsNode(HilLifecycleNode, name='kinematics', task='pose estimate', 
         self._desc_pub = self.create_publisher(String, topics.ROBOT_DESCRIPTION, qos.latched())
         self._adopt()                      # built by check_parameters during load_parameters
         stream = self.stream_qos()
-        self.pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE, stream)
+        self.pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE,
+                                                        self.driver_output_qos())
         self._pose_port = pose_port(self.pose_pub, lambda: self.frame)
         self._cycle = self.cycle_monitor('fk', 0.0025)
         self.marker_pub = self.create_lifecycle_publisher(MarkerArray, topics.KINEMATICS_MARKERS, 10)
