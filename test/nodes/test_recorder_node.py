@@ -98,6 +98,36 @@ def test_bag_counts_match_and_latched_topics_are_caught(ros, tmp_path, poll_peri
     assert mode['largest_stamp_gap_s'] is None                   # a String has no header
 
 
+@pytest.mark.parametrize('poll_period', [0.02, 0.0], ids=['drained', 'served'])
+def test_a_latched_state_heard_before_activation_is_where_the_recording_starts(ros, tmp_path, poll_period):
+    """The graph configures every node before it activates any: the recorder's discovery timer
+    subscribes while it is configured, and a latched publisher's last message (the robot
+    description, the static frames) comes at once, before the recording. It is written at
+    activation (the make demo bag had both topics with 0 messages, which a replay needs), and a
+    latched topic without any message is flagged by the accounting."""
+    bag = tmp_path / 'bag'
+    desc = ros.node.create_publisher(String, '/robot_description', qos.latched())
+    desc.publish(String(data='<robot name="r"/>'))
+    ros.node.create_publisher(String, '/never', qos.latched())          # latched, never published
+    rec = start(ros, RecorderNode, bag_path=str(bag), topics=['/robot_description', '/never'],
+                discovery_period=0.05, poll_period=poll_period)
+    assert ros.change_state('recorder', 'configure')
+    ros.spin_until(lambda: '/robot_description' in rec._held, 10, 'the latched message heard while configured')
+    assert rec.bag.counts().get('/robot_description', 0) == 0          # not recorded yet
+    assert ros.change_state('recorder', 'activate')
+    assert rec.bag.counts()['/robot_description'] == 1
+    assert ros.change_state('recorder', 'deactivate') and ros.change_state('recorder', 'cleanup')
+    assert [m.data for _, _, m in read_messages(bag, ['/robot_description'])] == ['<robot name="r"/>']
+    topics = _accounting(bag)['topics']
+    assert topics['/robot_description']['latched'] and topics['/never']['latched']
+    from hil_core import accounting
+    rows = {r.topic: r for r in accounting.account(accounting.topic_counts(_accounting(bag)), 1.0)}
+    assert rows['/robot_description'].flags == () and rows['/never'].flags == ('no_latched',)
+    assert not accounting.clean(list(rows.values()))
+    assert any('/never' in line and 'NO MESSAGE of a latched topic' in line
+               for line in accounting.summary_lines(list(rows.values())))
+
+
 def test_refuses_existing_bag_path_and_missing_path(ros, tmp_path):
     start(ros, RecorderNode, 'recorder')
     assert not ros.change_state('recorder', 'configure')   # bag_path is required

@@ -12,6 +12,8 @@ largest gap between receive times.
   transport or the recorder dropped;
 * ``missing``: fewer recorded than expected and the producer's count is unknown: skipped or
   lost, the producer's count would tell which;
+* ``no_latched``: a latched topic (a transient-local publisher: the robot description, the
+  static frames, the mode) with no message in the bag: a replay would lack it;
 * ``gap``: samples missing in a row, whether skipped or lost: the largest gap between the
   *stamps* of consecutive messages exceeds ``GAP_FACTOR`` periods. The stamps are the header
   stamps where a message has one (the recorder reads them from the serialized bytes); for other
@@ -46,6 +48,7 @@ class TopicCount:
     first_s: float | None = None
     last_s: float | None = None
     largest_stamp_gap_s: float | None = None     # between header stamps (None: no stamps)
+    latched: bool = False                        # a latched state (transient-local publisher)
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class AccountRow:
     skipped: int                 # messages the producer did not produce
     lost: int                    # messages produced (or received) but not recorded
     missing: int                 # expected but not recorded, cause unknown (no producer count)
-    flags: tuple[str, ...]       # subset of ('skipped', 'lost', 'missing', 'gap')
+    flags: tuple[str, ...]       # subset of ('skipped', 'lost', 'missing', 'gap', 'no_latched')
     largest_stamp_gap_s: float | None = None
 
     def as_dict(self) -> dict:
@@ -75,7 +78,8 @@ def topic_counts(data: dict | None) -> dict[str, TopicCount]:
     for topic, d in ((data or {}).get('topics') or {}).items():
         out[topic] = TopicCount(received=int(d.get('received', 0)), written=int(d.get('written', 0)),
                                 largest_gap_s=d.get('largest_gap_s'), first_s=d.get('first_s'),
-                                last_s=d.get('last_s'), largest_stamp_gap_s=d.get('largest_stamp_gap_s'))
+                                last_s=d.get('last_s'), largest_stamp_gap_s=d.get('largest_stamp_gap_s'),
+                                latched=bool(d.get('latched', False)))
     return out
 
 
@@ -184,6 +188,8 @@ def account(recorded: dict[str, TopicCount | int], duration_s: float,
         gap = c.largest_stamp_gap_s if c.largest_stamp_gap_s is not None else c.largest_gap_s
         if rate and gap is not None and gap > GAP_FACTOR / rate:
             flags.append('gap')
+        if c.latched and c.written == 0:       # a replay would lack it (the robot, static frames)
+            flags.append('no_latched')
         rows.append(AccountRow(topic, rate, expected, pub, c.received, c.written, c.largest_gap_s,
                                skipped, lost, max(missing, 0), tuple(flags), c.largest_stamp_gap_s))
     return rows
@@ -214,5 +220,7 @@ def summary_lines(rows: list[AccountRow]) -> list[str]:
             marks.append(f'MISSING {r.missing} (skipped or lost)')
         if 'gap' in r.flags:
             marks.append('GAP')
+        if 'no_latched' in r.flags:
+            marks.append('NO MESSAGE of a latched topic')
         out.append(line + (': ' + ', '.join(marks) if marks else ''))
     return out

@@ -74,6 +74,8 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
         self._steps: deque = deque()          # checkpoint steps still to take (checkpoint_after)
         self._polled: PolledReaders | None = None
         self._last_drain = False
+        self._latched: set[str] = set()       # recorded topics with a transient-local publisher
+        self._held: dict[str, bytes] = {}     # their last message received before activation
 
     def configure_node(self) -> None:
         path = pathlib.Path(self.p.bag_path).expanduser()
@@ -104,6 +106,13 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
         # every publisher exists) before it activates any, and brings the recorder up first, so
         # the recording starts before the first frame of the run.
         self._discover()
+        # A latched state that came while configured (the discovery timer subscribed, and the
+        # publisher's last message came at once) is where the recording starts: the robot
+        # description and the static frames, which a replay needs and nobody publishes again.
+        now = self.now_ns()
+        for topic, data in self._held.items():
+            self._record(topic, data, now)
+        self._held.clear()
 
     def _discover(self) -> None:
         if not self._bag_open():
@@ -123,6 +132,8 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
                 self._subs[topic] = None
                 continue
             self.tallies.setdefault(topic, Tally())
+            if self._qos_for(topic).durability == DurabilityPolicy.TRANSIENT_LOCAL:
+                self._latched.add(topic)
             if _starts_with_header(cls):
                 self._stamped.add(topic)
             if self._polled is not None:
@@ -138,12 +149,18 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
             self._polled.drain()
 
     def _write(self, topic: str, data: bytes, received_ns: int = 0) -> None:
-        if not self._bag_open() or not (self.active or self._last_drain):
-            return          # (the last drain, at deactivation: messages received while active)
+        if not self._bag_open():
+            return
+        if not (self.active or self._last_drain):   # (the last drain, at deactivation: received while active)
+            if topic in self._latched:                # a latched state before activation: recorded then
+                self._held[topic] = data
+            return
         # receipt time on the node clock (``now_ns``): a drained message's DDS receipt time; in
-        # one process on the wall clock the publish time (the intra-process bus delivers to the
-        # recorder after the graph's own subscribers; ``published_ns`` is 0 otherwise)
-        now = received_ns or BUS.published_ns or self.now_ns()
+        # one process the publish time (the intra-process bus delivers to the recorder after the
+        # graph's own subscribers in real time; ``published_ns`` is 0 otherwise)
+        self._record(topic, data, received_ns or BUS.published_ns or self.now_ns())
+
+    def _record(self, topic: str, data: bytes, now: int) -> None:
         tally = self.tallies[topic]
         # the header stamp too: samples missing show in the stamps, a late delivery only in `now`
         tally.receive(now, header_stamp_ns(data) if topic in self._stamped else None)
@@ -171,7 +188,8 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
         for topic, tally in sorted(self.tallies.items()):
             c = tally.count()
             topics[topic] = {'received': c.received, 'written': c.written, 'largest_gap_s': c.largest_gap_s,
-                             'first_s': c.first_s, 'last_s': c.last_s, 'largest_stamp_gap_s': c.largest_stamp_gap_s}
+                             'first_s': c.first_s, 'last_s': c.last_s, 'largest_stamp_gap_s': c.largest_stamp_gap_s,
+                             'latched': topic in self._latched}
         clock = 'sim' if self.get_parameter('use_sim_time').value else 'system'
         return {'final': bool(final), 'clock': clock, 'write_errors': self.write_errors, 'topics': topics}
 

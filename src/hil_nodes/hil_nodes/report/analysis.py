@@ -65,7 +65,7 @@ def run_accounting(run) -> list[dict]:
         r = rec.get(topic) or {}
         counts[topic] = accounting.TopicCount(
             received=int(r.get('received', times.size)), written=int(r.get('written', times.size)),
-            largest_gap_s=r.get('largest_gap_s', accounting.largest_gap(times)))
+            largest_gap_s=r.get('largest_gap_s', accounting.largest_gap(times)), latched=bool(r.get('latched', False)))
     summary = run.manifest.get('summary') or {}
     try:
         duration = float(summary.get('sim_time_s'))
