@@ -16,7 +16,12 @@ over a tilt-rotary table. Geometry from config/hybrid5.yaml (``R``: leg base poi
   stroke); effort limits are the mock's force_max 5000 N and torque_max 500 N m.
 
 ``<ros2_control>`` (urdf/ros2_control_xml.py): effort commands (+- the effort limit), position
-(initial: home) and velocity states; plugin ``--plugin`` (default mock_components/GenericSystem).
+(initial: home), velocity and effort states; plugin ``--plugin`` (default mock_components/GenericSystem).
+No stock mock moves a joint under effort commands: GenericSystem without ``calculate_dynamics``
+(which would refuse an effort-only controller) lets the effort controller activate and mirrors
+its command to the effort state, the positions staying at home (a wiring check); the suite's
+own mock drives (``hil run``) integrate the robot. A lab writes the block of its drives' plugin
+with ``--plugin``.
 """
 import math
 import pathlib
@@ -95,9 +100,10 @@ def urdf(plugin: str = rc.MOCK_PLUGIN, params: dict | None = None) -> str:
                   f'velocity="{f(LEG_VELOCITY)}"/>',
                   '  </joint>']
     joints = [rc.JointSpec(f'hybrid5_leg_{i}', command={'effort': (-FORCE_MAX, FORCE_MAX)},
-                           state={'position': home_lengths[i - 1], 'velocity': None}) for i in (1, 2, 3)]
+                           state={'position': home_lengths[i - 1], 'velocity': None, 'effort': None})
+              for i in (1, 2, 3)]
     joints += [rc.JointSpec(name, command={'effort': (-TORQUE_MAX, TORQUE_MAX)},
-                            state={'position': 0.0, 'velocity': None})
+                            state={'position': 0.0, 'velocity': None, 'effort': None})
                for name in ('hybrid5_table_tilt', 'hybrid5_table_rotary')]
     lines += [rc.block('hybrid5', joints, plugin, params).rstrip('\n'), '</robot>', '']
     return '\n'.join(lines)

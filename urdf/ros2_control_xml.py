@@ -17,6 +17,7 @@ import argparse
 from dataclasses import dataclass, field
 
 MOCK_PLUGIN = 'mock_components/GenericSystem'
+MOTION_INTERFACES = ('position', 'velocity', 'acceleration')   # what GenericSystem's dynamics integrate
 
 
 def f(v: float) -> str:
@@ -34,9 +35,14 @@ def block(system: str, joints: list[JointSpec], plugin: str = MOCK_PLUGIN,
           params: dict | None = None) -> str:
     """The ``<ros2_control name=... type="system">`` element, indented for a <robot>."""
     params = dict(params or {})
-    if plugin == MOCK_PLUGIN:
+    if plugin == MOCK_PLUGIN and all(set(j.command) & set(MOTION_INTERFACES) for j in joints):
         # GenericSystem: velocity/acceleration states from position commands and position from
-        # velocity commands (JTC's decelerate_on_cancel needs a velocity state)
+        # velocity commands (JTC's decelerate_on_cancel needs a velocity state). Not for joints
+        # commanded by effort alone: with calculate_dynamics its prepare_command_mode_switch
+        # refuses a joint started without a position, velocity or acceleration interface
+        # (hardware_interface/src/mock_components/generic_system.cpp, kilted cbe7d2c), so an
+        # effort controller could not be activated; without it the effort command is mirrored to
+        # the effort state and the positions stay (no stock mock moves a joint under effort).
         params.setdefault('calculate_dynamics', 'true')
     lines = [f'  <ros2_control name="{system}" type="system">', '    <hardware>',
              f'      <plugin>{plugin}</plugin>']

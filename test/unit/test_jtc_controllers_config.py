@@ -115,6 +115,63 @@ def test_controllers_match_the_urdf_blocks():
         assert {s.get('name') for s in j.findall('state_interface')} >= set(p['hexapod_controller']['state_interfaces'])
 
 
+# the controller of each system and the URDFs it runs on (config/systems/*.yaml)
+CLAIMS = {'hexapod_controller': ('hexafloat_scaled.urdf', 'hexafloat_full.urdf'),
+          'velocity_controller': ('satellite_iiwa14.urdf', 'iiwa14.urdf'),
+          'effort_controller': ('hybrid5.urdf',)}
+MOTION = ('position', 'velocity', 'acceleration')
+
+
+def _claimed(params) -> list[str]:
+    """The command interfaces a controller claims on each of its joints."""
+    return list(params['command_interfaces']) if 'command_interfaces' in params else [params['interface_name']]
+
+
+def _generic_system_switch_error(block, claimed) -> str | None:
+    """mock_components/GenericSystem's prepare_command_mode_switch (ros2_control kilted cbe7d2c,
+    hardware_interface/src/mock_components/generic_system.cpp): with ``calculate_dynamics``, every
+    joint started must get exactly one of position, velocity, acceleration; else the controller
+    manager refuses to activate the controller."""
+    params = {p.get('name'): p.text for p in block.find('hardware').findall('param')}
+    if block.find('hardware/plugin').text.strip() != 'mock_components/GenericSystem' or \
+            params.get('calculate_dynamics', 'false').lower() != 'true':
+        return None
+    motion = [c for c in claimed if c in MOTION]
+    if len(motion) != 1:
+        return f'GenericSystem with calculate_dynamics refuses {claimed}: one of {MOTION} per joint'
+    return None
+
+
+@pytest.mark.parametrize('plugin', [None, 'lab_drives/SystemInterface'], ids=['committed', 'lab_plugin'])
+def test_every_controller_can_be_activated_on_its_urdf_block(plugin):
+    """Each system's controller claims only command interfaces its URDF block offers on every
+    joint, and the committed mock plugin accepts the switch (hybrid5's effort controller once
+    failed: GenericSystem with calculate_dynamics needs position, velocity or acceleration)."""
+    texts = _generated(plugin, {}) if plugin else {f: (URDF / f).read_text() for c in CLAIMS.values() for f in c}
+    for name, files in CLAIMS.items():
+        claimed = _claimed(CONTROLLERS[name]['ros__parameters'])
+        for fname in files:
+            block = ET.fromstring(texts[fname]).find('ros2_control')
+            for joint in block.findall('joint'):
+                offered = {c.get('name') for c in joint.findall('command_interface')}
+                assert set(claimed) <= offered, f'{name} on {fname}: {joint.get("name")} offers {offered}'
+            assert _generic_system_switch_error(block, claimed) is None, f'{name} on {fname}'
+
+
+def test_the_switch_rule_refuses_what_generic_system_refuses():
+    """The rule above, on blocks GenericSystem refuses (its test_generic_system.cpp cases): an
+    effort-only or a position+velocity start with calculate_dynamics."""
+    rc = _load('make_hybrid5_urdf').rc          # (the generators put urdf/ on the import path)
+    joints = [rc.JointSpec('j', command={'effort': None, 'position': None}, state={'position': 0.0})]
+    block = ET.fromstring(rc.block('s', joints))          # a motion interface: calculate_dynamics set
+    assert block.find('hardware/param').get('name') == 'calculate_dynamics'
+    assert _generic_system_switch_error(block, ['effort']) is not None
+    assert _generic_system_switch_error(block, ['position', 'velocity']) is not None
+    assert _generic_system_switch_error(block, ['position']) is None
+    effort_only = ET.fromstring(rc.block('s', [rc.JointSpec('j', command={'effort': None})]))
+    assert effort_only.find('hardware/param') is None and _generic_system_switch_error(effort_only, ['effort']) is None
+
+
 def test_every_parameter_name_is_an_upstream_one():
     cm = CONTROLLERS['controller_manager']['ros__parameters']
     types = {k: v['type'] for k, v in cm.items() if isinstance(v, dict)}
