@@ -182,6 +182,43 @@ def test_hardware_values_netft_and_robot_address(tmp_path):
         with_robot_address('<robot/>', '1.2.3.4')
 
 
+def _final(spec, name: str, default):
+    """A node's final value of ``name``: its params files, then the plan's values, else the default."""
+    values = effective_parameters(list(spec.params), spec.name)
+    values.update(spec.parameters)
+    return values.get(name, default)
+
+
+def _owners(plan):
+    """(processes publishing /robot_description, processes publishing the URDF's joint frames)."""
+    desc, frames = [], []
+    for spec in plan.processes:
+        if spec.executable == 'robot_state_publisher':
+            desc.append(spec.name)
+            frames.append(spec.name)
+        elif spec.executable == 'kinematics':
+            if _final(spec, 'publish_description', True):
+                desc.append(spec.name)
+            if _final(spec, 'tf_joint_frames', True):
+                frames.append(spec.name)
+        elif spec.executable == 'space_plant' and _final(spec, 'tf_joint_frames', True):
+            frames.append(spec.name)
+    return desc, frames
+
+
+@pytest.mark.parametrize('system', SYSTEMS)
+def test_one_description_owner(system):
+    """Hardware mode: robot_state_publisher alone publishes /robot_description and the URDF's
+    joint frames (the controller manager takes whichever description comes first; tf2 would see
+    each joint frame from two publishers); the suite only what it cannot (a parallel robot's
+    platform from FK, the legs, the F/T sensor, the satellite). Mock mode: the suite's stand-in,
+    one publisher of each where the system draws a robot."""
+    desc, frames = _owners(bringup_plan(system, mode='hardware'))
+    assert desc == ['robot_state_publisher'] and frames == ['robot_state_publisher'], (desc, frames)
+    desc, frames = _owners(bringup_plan(system, mode='mock'))
+    assert len(desc) <= 1 and len(frames) <= 1 and 'robot_state_publisher' not in desc, (desc, frames)
+
+
 def test_real_time_at_another_pace_keeps_the_sim_clock():
     """Real time at time_scale != 1: sim time is not wall time, so the mock owns /clock as in lockstep."""
     plan = bringup_plan('hexafloat', lockstep=False, time_scale=0.5)

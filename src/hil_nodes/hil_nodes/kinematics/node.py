@@ -83,7 +83,8 @@ class KinematicsNode(HilLifecycleNode, name='kinematics', task='pose estimate', 
 
     def _adopt(self) -> None:
         self.robot, self.frame, description = self._built
-        self._desc_pub.publish(String(data=description))
+        if self._desc_pub is not None:          # (publish_description: false where robot_state_publisher runs)
+            self._desc_pub.publish(String(data=description))
 
     def apply_parameters(self, changed: set[str]) -> None:
         # only while inactive (nothing here is dynamic): the model checked above replaces the old
@@ -92,7 +93,8 @@ class KinematicsNode(HilLifecycleNode, name='kinematics', task='pose estimate', 
         self.status(OK, 'parameters applied' + note, changed=','.join(sorted(changed)), robot=self.p.robot)
 
     def configure_node(self) -> None:
-        self._desc_pub = self.create_publisher(String, topics.ROBOT_DESCRIPTION, qos.latched())
+        self._desc_pub = (self.create_publisher(String, topics.ROBOT_DESCRIPTION, qos.latched())
+                          if self.p.publish_description else None)
         self._adopt()                      # built by check_parameters during load_parameters
         stream = self.stream_qos()
         self.pose_pub = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_TCP_POSE,

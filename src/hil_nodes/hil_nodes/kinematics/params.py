@@ -14,6 +14,8 @@ PARAMS = (
     Param('robot', str, 'hexaslide_scaled', 'which robot', choices=ROBOTS),
     Param('geometry_file', str, '', 'hexaslide geometry yaml overriding config/hexafloat_<scale>.yaml'),
     Param('urdf_file', str, '', 'URDF published on /robot_description (default urdf/<robot>.urdf)'),
+    Param('publish_description', bool, True, 'publish the URDF on /robot_description (latched), the stand-in '
+          'for robot_state_publisher (false where one runs: one description owner)'),
     Param('frame_id', str, '', 'frame of poses (default hexapod_base, iiwa_link_0 for iiwa14)'),
     Param('fk_method', str, 'newton', "hexaslide FK: 'newton' (analytic Jacobian) or 'jfmd' (seed 000)",
           choices=('newton', 'jfmd')),

@@ -100,19 +100,21 @@ class RobotTf:
 
 class SpaceTf:
     """space_plant: ``world -> satellite`` (integrated pose) at every sample; static
-    ``satellite -> <arm base>`` (the mount parameters) and the arm URDF's fixed joints; the arm's
-    joint frames at ``frames_rate``."""
+    ``satellite -> <arm base>`` (the mount parameters) and, with ``joint_frames`` (false where
+    robot_state_publisher runs), the arm URDF's fixed joints and its joint frames at
+    ``frames_rate``."""
 
     def __init__(self, node, urdf_path, joint_names, world: str, satellite: str, mount_xyz, mount_rpy,
-                 frames_rate: float = 50.0):
+                 frames_rate: float = 50.0, joint_frames: bool = True):
         self.out = TfOutput(node)
         with open(urdf_path, encoding='utf-8') as fh:
             self.joints = tf_frames.urdf_joints(fh.read())
         children = {j.child for j in self.joints}
         arm_base = next(j.parent for j in self.joints if j.parent not in children)
-        self.world, self.satellite, self.names, self.rate = world, satellite, list(joint_names), float(frames_rate)
+        self.world, self.satellite, self.names = world, satellite, list(joint_names)
+        self.rate = float(frames_rate) if joint_frames else 0.0
         mount = (satellite, arm_base, np.asarray(mount_xyz, float), tf_frames.rpy_to_quat(mount_rpy))
-        self.out.static([mount, *tf_frames.fixed_transforms(self.joints)])
+        self.out.static([mount, *(tf_frames.fixed_transforms(self.joints) if joint_frames else [])])
 
     def on_sample(self, stamp_ns: int, sat_pose, q) -> None:
         moving = [(self.world, self.satellite, np.asarray(sat_pose[:3], float), np.asarray(sat_pose[3:7], float))]

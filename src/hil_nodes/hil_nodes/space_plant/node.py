@@ -81,7 +81,7 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
         self._err_port = vector_port(self._err_pub)
         self._marker_pub = self.create_lifecycle_publisher(satellite_markers.msg_type, topics.SPACE_MARKERS, 10)
         self._tf = SpaceTf(self, p.urdf or default_urdf(), JOINT_NAMES, p.world_frame, p.satellite_frame,
-                           p.mount_xyz, p.mount_rpy, p.tf_frames_rate)
+                           p.mount_xyz, p.mount_rpy, p.tf_frames_rate, p.tf_joint_frames)
         self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
                                                           qos.command(50, lockstep=self.p.lockstep))
         self._subs = [

@@ -47,6 +47,8 @@ PARAMS = (
     Param('marker_every', int, 50, 'publish markers every N frames', range=(1, 100000)),
     Param('tf_frames_rate', float, 50.0, 'rate of the arm joint frames on /tf in sample time (Hz, 0 = off; '
           'the satellite frame goes with every sample)', range=(0.0, 1000.0)),
+    Param('tf_joint_frames', bool, True, "publish the arm's URDF joint frames and fixed joints as "
+          'robot_state_publisher would (false where one runs)'),
     # status_period (common, base): wall s between summary statuses
 )
 
