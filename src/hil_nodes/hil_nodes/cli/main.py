@@ -8,7 +8,7 @@ import signal
 import sys
 
 # Sub-command modules; each exposes add_parser(subparsers) and run(args) -> int.
-COMMANDS = ['run_cmd', 'bench_cmd']
+COMMANDS = ['run_cmd', 'plan_cmd', 'bench_cmd']
 OPTIONAL_COMMANDS = ['workspace_cmd', 'report_cmd']
 
 

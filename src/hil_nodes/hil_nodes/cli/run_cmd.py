@@ -73,22 +73,26 @@ def effective_parameters(specs, overrides: pathlib.Path) -> dict:
     return out
 
 
-def run(args) -> int:
-    try:
-        system = load_system(args.system)
-        scenario = load_scenario(system, args.scenario) if args.scenario else None
-        system = apply_scenario(system, scenario)
-    except BringupError as exc:
-        print(f'hil run: {exc}', file=sys.stderr)
-        return 2
+def plan_for(args):
+    """(system, plan) of `hil run`'s arguments: the same plan as `ros2 launch hil_nodes
+    hil.launch.py` (recorder first: it records from t_0). Fills ``args.duration`` in (the
+    scenario's, else 10 s). BringupError when it cannot be made."""
+    system = load_system(args.system)
+    scenario = load_scenario(system, args.scenario) if args.scenario else None
+    system = apply_scenario(system, scenario)
     if args.duration is None:
         args.duration = scenario.duration if scenario is not None and scenario.duration else 10.0
-    try:  # the same plan as `ros2 launch hil_nodes hil.launch.py` (recorder first: it records from t_0)
-        plan = bringup_plan(system, mode='mock', lockstep=args.lockstep, record=args.record, rt=args.rt,
-                            time_scale=args.time_scale, duration=args.duration, seed=args.seed,
-                            rt_priority=args.rt_priority, rt_cpus=args.rt_cpus,
-                            # one process: FIFO; one per node: round robin (FIFO peers never preempt)
-                            rt_policy='rr' if args.isolated else 'fifo')
+    plan = bringup_plan(system, mode='mock', lockstep=args.lockstep, record=args.record, rt=args.rt,
+                        time_scale=args.time_scale, duration=args.duration, seed=args.seed,
+                        rt_priority=args.rt_priority, rt_cpus=args.rt_cpus,
+                        # one process: FIFO; one per node: round robin (FIFO peers never preempt)
+                        rt_policy='rr' if args.isolated else 'fifo')
+    return system, plan
+
+
+def run(args) -> int:
+    try:
+        system, plan = plan_for(args)
     except BringupError as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2

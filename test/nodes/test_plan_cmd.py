@@ -1,0 +1,78 @@
+"""`hil plan`: the bring-up plan as YAML, and every example command of the README and docs/lab.md
+planned without error (`ros2 launch hil_nodes hil.launch.py ...` through the launch file's
+arguments, `hil run ...` through `hil run`'s own parser and plan).
+"""
+import pathlib
+import shlex
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from hil_nodes.cli import main as cli, plan_cmd, run_cmd
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+DOCS = [ROOT / 'README.md', ROOT / 'docs' / 'lab.md']
+
+
+def _hil_plan(*args):
+    proc = subprocess.run([sys.executable, '-m', 'hil_nodes.cli.main', 'plan', *args], capture_output=True,
+                          text=True, timeout=120)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _examples(prefix: str) -> list[str]:
+    """The example command lines starting with ``prefix`` in the docs (comments cut)."""
+    out = []
+    for doc in DOCS:
+        for line in doc.read_text().splitlines():
+            line = line.strip().removeprefix('.venv/bin/')
+            if line.startswith(prefix):
+                out.append(line.split('  #')[0].split(' # ')[0].strip())
+    return out
+
+
+def test_the_hardware_plan_of_hexafloat():
+    code, out, err = _hil_plan('hexafloat', '--mode', 'hardware', 'netft_address:=192.168.1.1', 'rt:=true')
+    assert code == 0, err
+    doc = yaml.safe_load(out)
+    assert doc['mode'] == 'hardware' and doc['lockstep'] is False and doc['layout'] == 'one_process'
+    procs = {p['name']: p for p in doc['processes']}
+    rsp = procs['robot_state_publisher']
+    assert rsp['kind'] == 'lab' and '<ros2_control name="hexaslide_scaled_sliders"' in rsp['parameters']['robot_description']
+    assert procs['controller_manager']['remappings'] == {'~/robot_description': '/robot_description'}
+    assert procs['spawner_hexapod_controller']['start_after'] == 'controller_manager'
+    ft = procs['ft_sensor']['parameters']
+    assert ft['source'] == 'netft' and ft['sensor_ip'] == '192.168.1.1'
+    assert procs['kinematics']['parameters']['publish_description'] is False      # one description owner
+    assert 'HIL_RT_PRIORITY' in procs['ft_sensor']['environment']
+    assert set(doc['container']) == {p['name'] for p in doc['processes'] if p['kind'] == 'hil'}
+
+
+def test_a_plan_that_cannot_be_made_says_why():
+    code, out, err = _hil_plan('hexafloat', 'lockstep:=true', '--mode', 'hardware')
+    assert code == 2 and out == '' and 'hil plan:' in err and 'lockstep' in err
+    code, _, err = _hil_plan('hexafloat', 'bogus')
+    assert code == 2 and 'NAME:=VALUE' in err
+    code, _, err = _hil_plan('no_such_system')
+    assert code == 2 and 'no_such_system' in err
+
+
+@pytest.mark.parametrize('line', _examples('ros2 launch hil_nodes hil.launch.py'))
+def test_every_documented_launch_command_plans(line):
+    values = dict(token.split(':=', 1) for token in shlex.split(line)[3:] if ':=' in token)
+    system, mode = values.pop('system', 'hexafloat'), values.pop('mode', 'mock')
+    doc = plan_cmd.plan_document(plan_cmd.launch_values(system, ['--mode', mode, *(f'{k}:={v}' for k, v in values.items())]))
+    assert doc['processes']
+
+
+@pytest.mark.parametrize('line', [x for x in _examples('hil run ') if '<system>' not in x])
+def test_every_documented_hil_run_command_plans(line):
+    args = cli.build_parser().parse_args(shlex.split(line)[1:])
+    _, plan = run_cmd.plan_for(args)
+    assert plan.hil_nodes
+
+
+def test_the_docs_have_examples_of_both():
+    assert len(_examples('ros2 launch hil_nodes hil.launch.py')) >= 4 and len(_examples('hil run ')) >= 4
