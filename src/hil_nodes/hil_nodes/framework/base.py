@@ -135,9 +135,7 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         for name, problem in check_sources(self, self._param_table, argv):
             self._type_problems.setdefault(name, []).append(problem)
         for p in self._param_table.values():
-            descriptor = ParameterDescriptor(description=p.description,
-                                             additional_constraints=p.constraints(),
-                                             read_only=p.read_only)
+            descriptor = p.descriptor()
             ptype = _PARAM_TYPES[p.type]
             if p.default is REQUIRED:
                 self.declare_parameter(p.name, ptype, descriptor)

@@ -166,9 +166,10 @@ def _a(name: str) -> str:
 
 
 def check_sources(node, table: dict, argv: list[str] | None = None) -> list[tuple[str, str]]:
-    """(parameter, problem in one line) for the types of ``node``'s parameter values, for the
-    parameters in ``table`` (name -> Param). Wrong final overrides are removed from the node,
-    so declaring the parameters no longer raises; the caller refuses configuration."""
+    """(parameter, problem in one line) for the types of ``node``'s parameter values, and the
+    ranges of its scalar ones, for the parameters in ``table`` (name -> Param). Wrong final
+    overrides are removed from the node, so declaring the parameters (with their native rcl
+    ranges) no longer raises; the caller refuses configuration."""
     node_name = node.get_name()
     fqn = node.get_fully_qualified_name()
     problems: list[tuple[str, str]] = []
@@ -183,6 +184,11 @@ def check_sources(node, table: dict, argv: list[str] | None = None) -> list[tupl
     for name, spec in table.items():
         given = overrides.get(name)
         if given is None or given.type_ == Parameter.Type.NOT_SET:
+            continue
+        outside = spec.out_of_range(given.value) if _RCL_TYPE.get(given.type_) == spec.type else None
+        if outside:                            # rcl's native range would raise at declare
+            del overrides[name]
+            problems.append((name, f'node {node_name}: {outside}'))
             continue
         if _RCL_TYPE.get(given.type_) != spec.type:
             del overrides[name]

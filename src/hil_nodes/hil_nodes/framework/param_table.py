@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable, Iterable, Mapping
 
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.parameter import Parameter
 
 REQUIRED = object()   # Param default meaning "no default: must be given"
@@ -58,6 +59,29 @@ class Param:
         if self.dynamic:
             parts.append('may change while active')
         return '; '.join(parts)
+
+    def descriptor(self) -> ParameterDescriptor:
+        """The rclpy descriptor: the description, the constraints in words, and for a scalar int
+        or float with a range the native range, so ``ros2 param describe`` shows it and rcl refuses
+        an out-of-range set (rcl has no ranges for arrays: their elements are checked by
+        ``validate``, as every value is)."""
+        d = ParameterDescriptor(description=self.description, additional_constraints=self.constraints(),
+                                read_only=self.read_only)
+        if self.range is not None and self.type is float:
+            d.floating_point_range = [FloatingPointRange(from_value=float(self.range[0]),
+                                                         to_value=float(self.range[1]), step=0.0)]
+        elif self.range is not None and self.type is int:
+            d.integer_range = [IntegerRange(from_value=int(self.range[0]), to_value=int(self.range[1]), step=1)]
+        return d
+
+    def out_of_range(self, value: Any) -> str | None:
+        """The refusal of ``validate`` for a scalar value outside the range, else None."""
+        if self.range is None or isinstance(self.type, str) or isinstance(value, bool) \
+                or not isinstance(value, (int, float)) or self.range[0] <= value <= self.range[1]:
+            return None
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"parameter '{self.name}' must be finite, got {value}"
+        return f"parameter '{self.name}' = {value} is outside its range [{self.range[0]}, {self.range[1]}]"
 
     def validate(self, value: Any) -> Any:
         """Return the value converted to its Python type, or raise ParameterError."""
