@@ -98,9 +98,10 @@ def wait_until_at_rest(client, lockstep: bool, timeout: float = REST_WAIT) -> bo
     joint states in a row with every joint slower than ``REST_SPEED``) or ``timeout`` wall s.
     A mock deactivated in the middle of its stop freezes its world with the robot moving: the
     bag would not hold the stop, and a lab's drives would take the deactivation as the stop."""
-    still = [0]
+    still, heard = [0], [0]
 
     def on_joint_states(msg: JointState) -> None:
+        heard[0] += 1
         fast = any(abs(v) >= REST_SPEED for v in msg.velocity)
         still[0] = 0 if fast else still[0] + 1
 
@@ -112,7 +113,10 @@ def wait_until_at_rest(client, lockstep: bool, timeout: float = REST_WAIT) -> bo
             client.spin_once(0.05)
     finally:
         client.node.destroy_subscription(sub)
-    if still[0] < REST_STATES:
+    if not heard[0]:        # a bring-up that failed before the drives ran: nothing moved
+        print(f'hil run: no joint states heard within {timeout:g} s after the FAULT: '
+              'shutting down', file=sys.stderr)
+    elif still[0] < REST_STATES:
         print(f'hil run: the drives were not at rest {timeout:g} s after the FAULT: shutting down anyway',
               file=sys.stderr)
     return still[0] >= REST_STATES
