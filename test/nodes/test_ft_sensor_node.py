@@ -12,7 +12,7 @@ from rosgraph_msgs.msg import Clock
 from scipy import signal
 from std_srvs.srv import Trigger
 
-from hil_nodes import topics
+from hil_nodes import qos, topics
 from hil_nodes.msgs.convert import array_to_wrench, ns_to_stamp, stamp_to_ns, wrench_to_array
 from hil_nodes.ft_sensor.node import FtSensorNode
 from rig import NodeRig, build, start, statuses
@@ -139,7 +139,7 @@ def test_bias_service(ros):
 
 
 def _clock_drive(ros, feed, frames):
-    clock = ros.node.create_publisher(Clock, topics.CLOCK, 10)
+    clock = ros.node.create_publisher(Clock, topics.CLOCK, qos.stream(True))   # the drives' lockstep /clock
     ros.wait_for_subscribers(topics.CLOCK)
     for k in range(frames + 1):
         clock.publish(Clock(clock=ns_to_stamp(k * FRAME)))
@@ -242,7 +242,7 @@ def test_mock_ft_to_ft_sensor_lockstep_per_frame(ros):
     feed = Feed(ros)
     ros.bring_up('mock_ft')
     feed.up()
-    clock = ros.node.create_publisher(Clock, topics.CLOCK, 10)
+    clock = ros.node.create_publisher(Clock, topics.CLOCK, qos.stream(True))
     ros.wait_for_subscribers(topics.CLOCK, 1)
     ros.wait_for_subscribers(topics.MOCK_FT_WRENCH, 1)
     for k in range(0, 81):

@@ -20,7 +20,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 
 from hil_core.ft.replay import ReplayProfile, load_bag, load_csv
 from hil_core.ft.load_profiles import GridSampler, dropout_mask, load_scenario_file, sample_stamps_between
-from hil_nodes import topics
+from hil_nodes import qos, topics
 from hil_nodes.framework.base import WARN
 from hil_nodes.msgs.convert import stamp_to_ns, wrench_to_array
 from hil_nodes.runtime.grid_timer import create_grid_timer
@@ -68,8 +68,16 @@ class _GridSource(abc.ABC):
         self._origin = 0
         self.sub = self.timer = None
         if p.lockstep or node.get_parameter('use_sim_time').value:
+            # lockstep: the drives' /clock QoS (reliable, transient local), as the time base and the
+            # supervisor take it: in a process of its own this subscription may match after the
+            # first ticks (DDS discovery, 0.25-2.3 s of wall time, is seconds of lockstep sim time
+            # while HOMING does not wait for the F/T chain); best effort, it lost them, and the
+            # samples, the tare and every wrench after depended on when it matched (the same seed
+            # gave other joint states in 1 of 6 isolated runs). With the history it takes every tick.
+            clock_qos = (qos.stream(True) if p.lockstep
+                         else QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT))
             self.sub = node.create_subscription(ClockMsg, topics.CLOCK, lambda m: self._advance(stamp_to_ns(m.clock)),
-                                                QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT))
+                                                clock_qos)
 
     def activate(self) -> None:
         self._prev = None
