@@ -14,7 +14,8 @@ import sys
 import pytest
 import yaml
 
-from hil_nodes.bringup.plan import bringup_plan, effective_parameters, process_commands, write_overrides
+from hil_nodes.bringup.plan import (bringup_plan, effective_parameters, final_parameters, process_commands,
+                                    write_overrides)
 from hil_nodes.bringup.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs
 from hil_nodes.bringup.system import BringupError, load_system
 
@@ -183,10 +184,8 @@ def test_hardware_values_netft_and_robot_address(tmp_path):
 
 
 def _final(spec, name: str, default):
-    """A node's final value of ``name``: its params files, then the plan's values, else the default."""
-    values = effective_parameters(list(spec.params), spec.name)
-    values.update(spec.parameters)
-    return values.get(name, default)
+    """A node's final value of ``name`` (``final_parameters``), else the default."""
+    return final_parameters(spec).get(name, default)
 
 
 def _owners(plan):

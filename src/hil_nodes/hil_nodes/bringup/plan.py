@@ -236,6 +236,13 @@ def effective_parameters(sources: list[Any], node: str) -> dict[str, Any]:
     return out
 
 
+def final_parameters(spec: NodeSpec) -> dict[str, Any]:
+    """The values a planned node ends up with: its parameter files, then the plan's values."""
+    out = effective_parameters(list(spec.params), spec.name)
+    out.update(spec.parameters)
+    return out
+
+
 def _flatten(values: dict[str, Any], prefix: str = '') -> dict[str, Any]:
     out = {}
     for k, v in values.items():

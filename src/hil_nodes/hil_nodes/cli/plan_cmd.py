@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from hil_nodes.bringup.launch_plan import LAUNCH_ARGUMENTS, plan_kwargs, wants_layout
-from hil_nodes.bringup.plan import MODES, bringup_plan, effective_parameters
+from hil_nodes.bringup.plan import MODES, bringup_plan, final_parameters
 from hil_nodes.bringup.system import BringupError
 
 
@@ -63,11 +63,9 @@ def plan_document(values: dict[str, str]) -> dict[str, Any]:
     plan = bringup_plan(**plan_kwargs({k: v for k, v in values.items() if k not in ('rviz', 'layout')}))
     processes = []
     for spec in plan.processes:
-        final = effective_parameters(list(spec.params), spec.name)
-        final.update(spec.parameters)
         entry = {'name': spec.name, 'namespace': '/', 'package': spec.package, 'executable': spec.executable,
                  'kind': spec.kind, 'lifecycle': bool(spec.managed),
-                 'parameter_files': [str(p) for p in spec.params], 'parameters': final}
+                 'parameter_files': [str(p) for p in spec.params], 'parameters': final_parameters(spec)}
         for key, value in (('remappings', dict(spec.remappings)), ('arguments', list(spec.arguments)),
                            ('environment', dict(spec.env)), ('start_after', spec.start_after)):
             if value:
