@@ -34,10 +34,7 @@ def _narrow_drive_limits(controller, force: float) -> None:
     """The drives' forward command controller refuses leg forces beyond ``force`` (N)."""
     lo, hi = (np.array(x, dtype=float) for x in controller.limits)
     lo[:3], hi[:3] = -force, force
-    controller.limits = (lo, hi)
-    controller._limit_lists = (lo.tolist(), hi.tolist())
-    order = controller._limit_arrays[0]
-    controller._limit_arrays = (order, lo.copy(), hi.copy())
+    controller.set_limits(lo, hi)
 
 
 def _run(ros, compiled: bool, law_params: dict, drive_force: float | None = None):

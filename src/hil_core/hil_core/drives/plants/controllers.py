@@ -230,12 +230,7 @@ class ForwardCommand:
     def __init__(self, spec: ControllerSpec, hardware: HardwareInfo):
         self.spec = spec
         self.order = _hardware_order(spec, hardware)
-        self.limits = hardware.command_limits()
-        self._limit_lists = (np.asarray(self.limits[0], float).tolist(), np.asarray(self.limits[1], float).tolist())
-        # the same, as arrays for a compiled loop (limit_arrays)
-        self._limit_arrays = (np.ascontiguousarray(self.order, dtype=np.int64),
-                              np.ascontiguousarray(self.limits[0], dtype=float),
-                              np.ascontiguousarray(self.limits[1], dtype=float))
+        self.set_limits(*hardware.command_limits())
         self.command = np.full(len(self.order), np.nan)     # reset to NaN on activate
         self.active = True
         self.deactivated_by = ''
@@ -253,6 +248,15 @@ class ForwardCommand:
             if all(a <= x <= b for x, a, b in zip(values, lo, hi)) and all(map(math.isfinite, values)):
                 return Acceptance(entry=entry)
         return self.check(v)
+
+    def set_limits(self, lo, hi) -> None:
+        """The command limits (the hardware's, in its joint order), in the three forms the checks
+        read: arrays (``check``), floats (``accept``'s fast path), contiguous arrays with the
+        order (``limit_arrays``, a compiled loop)."""
+        self.limits = (lo, hi)
+        self._limit_lists = (np.asarray(lo, float).tolist(), np.asarray(hi, float).tolist())
+        self._limit_arrays = (np.ascontiguousarray(self.order, dtype=np.int64),
+                              np.ascontiguousarray(lo, dtype=float), np.ascontiguousarray(hi, dtype=float))
 
     def limit_arrays(self):
         """``(order, lo, hi)`` as int64 / float64 arrays: what ``accept`` takes, for a compiled loop
