@@ -1,35 +1,61 @@
-"""rosbag2 (mcap) writing and reading with ``rosbags`` (no rosbag2 needed here; lab machines
-replay the same bags with ``ros2 bag play``).
+"""rosbag2 (mcap) writing with Foxglove's reference writer ``mcap``, reading with ``rosbags``
+(no rosbag2 needed here; lab machines replay the same bags with ``ros2 bag play``).
 
-Crash safety: ``CheckpointWriter.checkpoint()`` closes the pending mcap chunk, flushes it to
-the OS and rewrites ``metadata.yaml``; the recorder calls it periodically. A run killed between
-checkpoints leaves a file without mcap footer: ``recover_bag`` truncates it after the last
-complete record, appends a footer and rewrites metadata.yaml from a scan, so everything up to
-the last flushed chunk can be read again. (The checkpoint uses the mcap storage object of
-rosbags' Writer, pinned in constraints.txt.)
+The file is what rosbag2's mcap storage plugin writes (``rosbag2_storage_mcap/src/mcap_storage.cpp``,
+read at ros2/rosbag2 commit 25304dd, rolling of 2024-10-16, the newest snapshot at hand, with no
+kilted branch: ``create_topic``, ``write_lock_free``, ``update_metadata``, the writer options of
+``open_impl``; ``ros_distro`` as ``sequential_writer.cpp`` sets it): profile ``ros2``; one schema per
+message type, named 'pkg/msg/Type', encoding ``ros2msg``, whose data is the full definition text
+(each dependency after a line of 80 '=' and 'MSG: pkg/Type', from rosbags' Kilted typestore);
+one channel per topic, message encoding ``cdr``, with the metadata ``offered_qos_profiles`` (a
+YAML list, one profile per publisher seen, :func:`offered_qos`) and ``topic_type_hash`` (the
+type's RIHS01 hash); log time = publish time = the recorder's receipt time, sequence 0; no chunk
+compression and no chunk CRC (rosbag2's defaults: ``noChunkCRC``, ``Compression::None``); at the
+close a metadata record 'rosbag2' with ``serialized_metadata``. ``metadata.yaml`` (version 9,
+``ros_distro: kilted``, ``type_description_hash`` per topic) lies beside it, so ``ros2 bag play``
+replays latched topics (/tf_static, /robot_description, /hil/mode) as transient local.
 
-Each topic's ``offered_qos_profiles`` (one per publisher seen when the topic was added,
-:func:`offered_qos`) go into metadata.yaml, so ``ros2 bag play`` replays latched topics
-(/tf_static, /robot_description, /hil/mode) as transient local.
+Cost (bench/bag_writer.py): ``mcap.writer.Writer.add_message`` builds each record with seven
+small writes and a dataclass, about twice the CPU of the hand-packed record it replaces (which
+reached into rosbags' private storage object); nothing in its public API makes it cheaper
+(compression and CRC only act when a chunk closes, and both are off). A chunk is closed by the
+writer itself once it passes ``CHUNK_BYTES``: its message index is written one entry at a time,
+so the stall of a close grows with the chunk, and the chunks are kept small enough to close in
+less time than the old 256 KiB chunks took.
+
+Crash safety: a closed chunk goes to the OS at once (it is larger than the file's 8 KiB buffer);
+its message index waits in that buffer until the next chunk or ``CheckpointWriter.flush()``, which
+also closes the pending chunk and which the recorder calls at every checkpoint, before
+``rewrite_metadata()`` (``Writer.flush`` is public: the checkpoint needs no private method). A run
+killed at any moment leaves a file without summary and footer: :func:`recover_bag` copies every
+record up to the first incomplete one into a new, indexed file (what the ``mcap recover`` command
+of Foxglove's CLI does; the Python package has no recovery of its own, so that loop over its
+``StreamReader`` is written here), so everything up to the last complete chunk can be read again.
 """
 from __future__ import annotations
 
-import itertools
+import functools
 import json
+import os
 import pathlib
 import struct
 from collections import defaultdict
-from io import BytesIO
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
-from rosbags.rosbag2 import Reader, Writer
+import yaml
+from mcap.exceptions import McapError
+from mcap.reader import make_reader
+from mcap.records import Channel, Header, Message, Schema
+from mcap.stream_reader import StreamReader
+from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
-from rosbags.rosbag2.enums import StoragePlugin
+from rosbags.rosbag2 import Reader
 from rosbags.rosbag2.metadata import dump_qos_v9
-from rosbags.rosbag2.storage_mcap import McapReader, PendingChunk
 from rosbags.typesys import Stores, get_typestore
 
-_MAGIC = b'\x89MCAP0\r\n'
+ROS_DISTRO = 'kilted'                  # the distribution of the typestore and of the lab's rosbag2
+PROFILE = 'ros2'
+LIBRARY = f'hil_nodes.recorder; {LIBRARY_IDENTIFIER}'
 _TYPESTORE = None
 
 
@@ -41,108 +67,87 @@ def typestore():
     return _TYPESTORE
 
 
-# mcap chunk size: a chunk is closed (and its index written) when it grows past this. rosbags'
-# 1 MiB took 2 ms to close inside a checkpoint in a running graph; a quarter of it closes in the
-# recorder's write, which in real time comes after the graph's own deliveries (intra_process).
-CHUNK_BYTES = 2**18
+# mcap chunk size: the writer closes a chunk (and writes its message index) once it grows past
+# this, inside the ``write`` that crossed it. The index goes one entry at a time (0.2 us a
+# message), so a close stalls in proportion to the chunk: 64 KiB (about 500 messages of the
+# 400 Hz graph, 9 closes a second) close in 0.15 ms, where the old writer's 256 KiB chunks with a
+# packed index took 0.26 ms and mcap's take 0.75 ms. The CPU per second is the same from 16 KiB
+# to 256 KiB (bench/bag_writer.py). The writer keeps a chunk index per chunk for the summary:
+# about 37 MB an hour at 64 KiB (15 MB at 256 KiB).
+CHUNK_BYTES = 2**16
 
 
-def _close_chunk(storage) -> None:
-    """rosbags' ``McapWriter.close_chunk`` (same records, same bytes: tested against it), with
-    each channel's message index packed at once. rosbags writes it with two Python calls per
-    message: 2-7 ms at every checkpoint of a 400 Hz graph (3600 messages per second), long
-    enough to make frames late once a second in real time."""
-    chunk = storage.chunk
-    size = chunk.bio.tell()
-    compressed = storage.compressor(chunk.bio.getvalue())
-    comp = storage.compression.encode()
-    rec = BytesIO()
-    rec.write(struct.pack(f'<QQQII{len(comp)}sQ', chunk.message_start_time, chunk.message_end_time, size, 0,
-                          len(comp), comp, len(compressed)))
-    rec.write(compressed)
-    chunk_start = storage.bio.tell()
-    _record(storage.bio, 0x06, rec.getbuffer())
-    chunk_end = storage.bio.tell()
-    offsets = []
-    for cid, msgs in chunk.msgs.items():        # message index: (timestamp, offset) per message
-        offsets.append((cid, storage.bio.tell()))
-        body = struct.pack(f'<HI{2 * len(msgs)}Q', cid, 16 * len(msgs), *itertools.chain.from_iterable(msgs))
-        _record(storage.bio, 0x07, body)
-    index = BytesIO()
-    index.write(struct.pack('<QQQQI', chunk.message_start_time, chunk.message_end_time, chunk_start,
-                            chunk_end - chunk_start, 10 * len(offsets)))
-    for cid, offset in offsets:
-        index.write(struct.pack('<HQ', cid, offset))
-    index.write(struct.pack(f'<QI{len(comp)}sQQ', storage.bio.tell() - chunk_end, len(comp), comp,
-                            len(compressed), size))
-    storage.chunks.append(index)
-    storage.chunk = PendingChunk(2**63 - 1, 0, BytesIO(), defaultdict(list))
+class Topic(NamedTuple):
+    """A recorded topic: its mcap channel id and what rosbag2's metadata says of it."""
+    id: int
+    topic: str
+    msgtype: str
+    offered_qos_profiles: list      # v9 form (dicts), as in metadata.yaml
+    type_hash: str                  # RIHS01_...
 
 
-_MESSAGE = struct.Struct('<BQHIQQ')        # opcode, record length, channel, sequence, log and publish time
+def _new_writer(stream, chunk_bytes: int) -> Writer:
+    """An mcap writer with rosbag2's storage defaults (no compression, no chunk CRC)."""
+    return Writer(stream, chunk_size=int(chunk_bytes), compression=CompressionType.NONE, enable_crcs=False)
 
 
-def _write_message(writer, connection, timestamp: int, data: bytes) -> None:
-    """rosbags' ``Writer.write`` and ``McapWriter.write`` for a connection of this writer: the same
-    record, index entry and counts (tested byte for byte). rosbags first looks the connection up
-    in a list of dataclasses and builds the record from five small writes: 7 us per message in a
-    running graph, 3600 messages a second."""
-    storage, cid = writer.storage, connection.id
-    chunk = storage.chunk
-    storage.message_start_time = min(timestamp, storage.message_start_time)
-    storage.message_end_time = max(timestamp, storage.message_end_time)
-    storage.channel_stats[cid] += 1
-    chunk.message_start_time = min(timestamp, chunk.message_start_time)
-    chunk.message_end_time = max(timestamp, chunk.message_end_time)
-    bio = chunk.bio
-    chunk.msgs[cid].append((timestamp, bio.tell()))
-    bio.write(_MESSAGE.pack(0x05, 22 + len(data), cid, 0, timestamp, timestamp))
-    bio.write(data)
-    if bio.tell() > 2**20:                  # rosbags' own limit (CHUNK_BYTES closes earlier)
-        storage.close_chunk()
-    writer.counts[cid] += 1
-    writer.min_timestamp = min(timestamp, writer.min_timestamp)
-    writer.max_timestamp = max(timestamp, writer.max_timestamp)
-
-
-def _record(bio, op: int, body) -> None:
-    bio.write(struct.pack('<BQ', op, len(body)))
-    bio.write(body)
+@functools.lru_cache(maxsize=None)
+def _definition(msgtype: str) -> tuple[bytes, str]:
+    """(ros2msg definition text, RIHS01 hash) of a type of the typestore."""
+    store = typestore()
+    text, _ = store.generate_msgdef(msgtype, ros_version=2)
+    return text.encode(), store.hash_rihs01(msgtype)
 
 
 class CheckpointWriter:
-    """A rosbags Writer (rosbag2 v9, mcap) that can be made readable at any moment."""
+    """A rosbag2 (mcap) writer that can be made readable at any moment (``checkpoint``)."""
 
-    def __init__(self, path: str | pathlib.Path, fast: bool = True, chunk_bytes: int = CHUNK_BYTES):
+    def __init__(self, path: str | pathlib.Path, chunk_bytes: int = CHUNK_BYTES):
         self.path = pathlib.Path(path)
         self.chunk_bytes = int(chunk_bytes)
-        self.fast = bool(fast)                   # (False: rosbags' own writing, the test oracle)
-        self.writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
-        self.writer.open()
-        if fast:
-            storage = self.writer.storage
-            storage.close_chunk = lambda: _close_chunk(storage)
-        self.connections: dict[str, Any] = {}
+        self.path.mkdir(parents=True)            # a new directory: an existing bag is never overwritten
+        self.mcap = self.path / f'{self.path.name}.mcap'
+        self._file = self.mcap.open('xb')
+        self.writer = _new_writer(self._file, self.chunk_bytes)
+        self.writer.start(profile=PROFILE, library=LIBRARY)
+        self._add_message = self.writer.add_message
+        self.connections: dict[str, Topic] = {}
+        self._ids: dict[str, int] = {}
+        self._schemas: dict[str, int] = {}
+        self._counts: dict[int, int] = {}
+        self._start, self._end = 2**63 - 1, 0
         self.closed = False
 
     def add_topic(self, topic: str, msgtype: str, offered_qos_profiles=()) -> None:
         """``msgtype`` like 'sensor_msgs/msg/JointState'; ``offered_qos_profiles``: rosbags
         ``Qos`` of the topic's publishers (:func:`offered_qos`)."""
-        if topic not in self.connections:
-            self.connections[topic] = self.writer.add_connection(
-                topic, msgtype, typestore=typestore(), offered_qos_profiles=list(offered_qos_profiles))
+        if self.closed:
+            raise ValueError('the bag is closed')
+        if topic in self.connections:
+            return
+        definition, type_hash = _definition(msgtype)
+        if msgtype not in self._schemas:
+            self._schemas[msgtype] = self.writer.register_schema(msgtype, 'ros2msg', definition)
+        qos = dump_qos_v9(list(offered_qos_profiles))
+        cid = self.writer.register_channel(topic, 'cdr', self._schemas[msgtype], {
+            'offered_qos_profiles': yaml.safe_dump(qos, sort_keys=False, default_flow_style=False),
+            'topic_type_hash': type_hash})
+        self.connections[topic] = Topic(cid, topic, msgtype, qos, type_hash)
+        self._ids[topic] = cid
+        self._counts[cid] = 0
 
     def write(self, topic: str, timestamp_ns: int, data: bytes) -> None:
-        if self.fast:
-            _write_message(self.writer, self.connections[topic], int(timestamp_ns), data)
-        else:
-            self.writer.write(self.connections[topic], int(timestamp_ns), data)
-        storage = self.writer.storage
-        if storage.chunk.bio.tell() > self.chunk_bytes:
-            storage.close_chunk()
+        cid = self._ids[topic]
+        t = int(timestamp_ns)
+        self._add_message(cid, t, data, t)
+        self._counts[cid] += 1
+        if t < self._start:
+            self._start = t
+        if t > self._end:
+            self._end = t
 
     def counts(self) -> dict[str, int]:
-        return {t: self.writer.counts.get(c.id, 0) for t, c in self.connections.items()}
+        return {t: self._counts[c.id] for t, c in self.connections.items()}
 
     def checkpoint(self) -> None:
         """Close the pending chunk, flush to the OS, rewrite metadata.yaml."""
@@ -151,42 +156,66 @@ class CheckpointWriter:
 
     def flush(self) -> None:
         """Close the pending chunk and flush the file to the OS (the first step of a checkpoint)."""
-        if self.closed:
-            return
-        storage = self.writer.storage
-        if storage.chunk.bio.tell():
-            storage.close_chunk()
-        storage.bio.flush()
+        if not self.closed:
+            self.writer.flush()
 
     def rewrite_metadata(self) -> None:
         """Rewrite metadata.yaml for what was flushed (the second step of a checkpoint)."""
-        if self.closed:
-            return
-        w = self.writer
-        mcap = _mcap_file(self.path)
-        _dump_metadata(self.path, mcap, {c.id: c for c in w.connections}, dict(w.counts),
-                       w.min_timestamp, w.max_timestamp, sum(w.counts.values()))
+        if not self.closed:
+            _write_yaml(self.path / 'metadata.yaml', {'rosbag2_bagfile_information': self._info()})
+
+    def _info(self) -> dict:
+        return _bag_info(self.mcap.name, self.connections.values(), self._counts, self._start, self._end)
 
     def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.writer.close()
+        if self.closed:
+            return
+        self.closed = True
+        self._add_message = _closed
+        info = self._info()
+        self.writer.flush()
+        self.writer.add_metadata('rosbag2', {'serialized_metadata': json.dumps(info, separators=(',', ':'))})
+        self.writer.finish()
+        self._file.close()
+        _write_yaml(self.path / 'metadata.yaml', {'rosbag2_bagfile_information': info})
 
 
-def _scan_records(data: bytes, start: int) -> int:
-    """Offset just past the last complete top-level mcap record (before any footer)."""
-    pos = start
-    good = start
-    while pos + 9 <= len(data):
-        op = data[pos]
-        (length,) = struct.unpack_from('<Q', data, pos + 1)
-        end = pos + 9 + length
-        if op == 0x02 or end > len(data) or op == 0:
-            break
-        pos = end
-        if op in (0x06, 0x07, 0x03, 0x04, 0x0F):  # chunk, message index, schema, channel, data end
-            good = pos
-    return good
+def _closed(*_args) -> None:
+    raise ValueError('the bag is closed')
+
+
+def _bag_info(file_name: str, topics, counts: dict[int, int], start: int, end: int) -> dict:
+    """rosbag2's BagMetadata (version 9) of one mcap file, as in metadata.yaml."""
+    total = sum(counts.values())
+    if not total:
+        start = end = 0
+    duration = {'nanoseconds': max(0, end - start)}
+    return {
+        'version': 9, 'storage_identifier': 'mcap', 'relative_file_paths': [file_name],
+        'duration': duration, 'starting_time': {'nanoseconds_since_epoch': start}, 'message_count': total,
+        'topics_with_message_count': [
+            {'topic_metadata': {'name': t.topic, 'type': t.msgtype, 'serialization_format': 'cdr',
+                                'offered_qos_profiles': t.offered_qos_profiles, 'type_description_hash': t.type_hash},
+             'message_count': counts.get(t.id, 0)} for t in sorted(topics, key=lambda t: t.id)],
+        'compression_format': '', 'compression_mode': '',
+        'files': [{'path': file_name, 'starting_time': {'nanoseconds_since_epoch': start}, 'duration': duration,
+                   'message_count': total}],
+        'custom_data': None, 'ros_distro': ROS_DISTRO,
+    }
+
+
+def _topic(channel: Channel, schema: Schema | None) -> Topic:
+    """A Topic from an mcap channel (a bag of an older writer has no ``topic_type_hash``: the
+    typestore's, if it knows the type)."""
+    msgtype = schema.name if schema is not None else ''
+    type_hash = channel.metadata.get('topic_type_hash', '')
+    if not type_hash and msgtype:
+        try:
+            type_hash = typestore().hash_rihs01(msgtype)
+        except KeyError:
+            type_hash = ''
+    qos = yaml.safe_load(channel.metadata.get('offered_qos_profiles', '') or '[]') or []
+    return Topic(channel.id, channel.topic, msgtype, qos if isinstance(qos, list) else [], type_hash)
 
 
 def _mcap_file(path: pathlib.Path) -> pathlib.Path:
@@ -196,60 +225,105 @@ def _mcap_file(path: pathlib.Path) -> pathlib.Path:
     return files[0]
 
 
+def _summary(mcap: pathlib.Path):
+    """The summary section of a finished mcap file, None if the file has no valid footer."""
+    with mcap.open('rb') as fh:
+        try:
+            return make_reader(fh).get_summary()
+        except (McapError, struct.error, ValueError, OSError):
+            return None
+
+
 def recover_bag(path: str | pathlib.Path) -> bool:
-    """Make a bag left by a killed run readable; True if it had to be repaired."""
+    """Make a bag left by a killed run readable; True if it had to be repaired.
+
+    Every record up to the first incomplete one (the kill's cut) is copied into a new file through
+    the mcap writer (chunks re-cut, indexes and summary rebuilt, the 'rosbag2' metadata record
+    added) that replaces the old one; metadata.yaml is rewritten from what was recovered. As
+    ``mcap recover`` (Foxglove's CLI, go/cli/mcap/cmd/recover.go): the Python package reads
+    records (``StreamReader``) but has no recovery of its own."""
     path = pathlib.Path(path)
     mcap = _mcap_file(path)
-    data = mcap.read_bytes()
-    if data.endswith(_MAGIC) and len(data) > 37 and (path / 'metadata.yaml').exists():
-        return False
-    header_len = 8 + 9 + struct.unpack_from('<Q', data, 9)[0]
-    cut = _scan_records(data, header_len)
-    footer = b'\x02' + struct.pack('<Q', 20) + struct.pack('<QQI', 0, 0, 0) + _MAGIC
-    with mcap.open('r+b') as fh:
-        fh.truncate(cut)
-        fh.seek(cut)
-        fh.write(footer)
-    write_metadata(path)
+    if _summary(mcap) is not None:                # a finished file
+        if (path / 'metadata.yaml').exists():
+            return False
+        write_metadata(path)
+        return True
+    tmp = mcap.with_name(mcap.name + '.recovering')
+    with mcap.open('rb') as src, tmp.open('wb') as dst:
+        info = _copy_complete_records(src, dst, mcap.name)
+    tmp.replace(mcap)
+    _write_yaml(path / 'metadata.yaml', {'rosbag2_bagfile_information': info})
     return True
 
 
+def _complete_records(src) -> Iterator:
+    """The records of a (possibly cut) mcap file, in file order, up to the first incomplete one
+    (the records of a chunk only if the whole chunk is there: the reader reads a chunk whole
+    before it yields what is in it)."""
+    try:
+        yield from StreamReader(src).records
+    except (McapError, struct.error, ValueError):   # EndOfFile (a McapError), a cut field, a cut string
+        return
+
+
+def _copy_complete_records(src, dst, file_name: str) -> dict:
+    """Write every complete schema, channel and message of ``src`` to ``dst`` (a finished mcap
+    file); its rosbag2 metadata."""
+    writer = _new_writer(dst, CHUNK_BYTES)
+    started = False
+    schemas: dict[int, tuple[int, Schema]] = {}      # old id -> (new id, record)
+    topics: dict[int, Topic] = {}                    # old channel id -> Topic with the new id
+    counts: dict[int, int] = defaultdict(int)
+    start, end = 2**63 - 1, 0
+    for record in _complete_records(src):
+        if isinstance(record, Header):
+            writer.start(profile=record.profile or PROFILE, library=record.library or LIBRARY)
+            started = True
+        elif not started:
+            break
+        elif isinstance(record, Schema) and record.id not in schemas:
+            schemas[record.id] = (writer.register_schema(record.name, record.encoding, record.data), record)
+        elif isinstance(record, Channel) and record.id not in topics:
+            new_schema, schema = schemas.get(record.schema_id, (0, None))
+            cid = writer.register_channel(record.topic, record.message_encoding, new_schema, dict(record.metadata))
+            topics[record.id] = _topic(record, schema)._replace(id=cid)
+        elif isinstance(record, Message) and record.channel_id in topics:
+            cid = topics[record.channel_id].id
+            writer.add_message(cid, record.log_time, record.data, record.publish_time, record.sequence)
+            counts[cid] += 1
+            start, end = min(start, record.log_time), max(end, record.log_time)
+    if not started:
+        writer.start(profile=PROFILE, library=LIBRARY)
+    info = _bag_info(file_name, topics.values(), counts, start, end)
+    writer.flush()
+    writer.add_metadata('rosbag2', {'serialized_metadata': json.dumps(info, separators=(',', ':'))})
+    writer.finish()
+    dst.flush()
+    os.fsync(dst.fileno())
+    return info
+
+
 def write_metadata(path: str | pathlib.Path) -> None:
-    """(Re)write metadata.yaml of a bag directory from a scan of its (complete) mcap file."""
+    """(Re)write metadata.yaml of a bag directory from its (complete) mcap file: the counts and
+    times of its summary's statistics (a scan of its messages if it has none)."""
     path = pathlib.Path(path)
     mcap = _mcap_file(path)
-    counts: dict[int, int] = defaultdict(int)
-    start, end, total = 2**63 - 1, 0, 0
-    reader = McapReader(mcap)
-    reader.open()
-    try:
-        channels = {c.id: c for c in reader.connections}
-        for conn, ts, _ in reader.messages(reader.connections):
-            counts[conn.id] += 1
-            start, end = min(start, ts), max(end, ts)
-            total += 1
-    finally:
-        reader.close()
-    _dump_metadata(path, mcap, channels, counts, start, end, total)
-
-
-def _dump_metadata(path, mcap, channels, counts, start, end, total) -> None:
-    if not total:
-        start = end = 0
-    info = {
-        'version': 9, 'storage_identifier': 'mcap', 'relative_file_paths': [mcap.name],
-        'duration': {'nanoseconds': max(0, end - start)},
-        'starting_time': {'nanoseconds_since_epoch': start}, 'message_count': total,
-        'topics_with_message_count': [
-            {'topic_metadata': {'name': c.topic, 'type': c.msgtype, 'serialization_format': 'cdr',
-                                'offered_qos_profiles': dump_qos_v9(list(getattr(c.ext, 'offered_qos_profiles', []))),
-                                'type_description_hash': c.digest},
-             'message_count': counts.get(cid, 0)} for cid, c in sorted(channels.items())],
-        'compression_format': '', 'compression_mode': '',
-        'files': [{'path': mcap.name, 'starting_time': {'nanoseconds_since_epoch': start},
-                   'duration': {'nanoseconds': max(0, end - start)}, 'message_count': total}],
-        'custom_data': None, 'ros_distro': 'rosbags',
-    }
+    with mcap.open('rb') as fh:
+        reader = make_reader(fh)
+        summary = reader.get_summary()
+        if summary is None:
+            raise ValueError(f'{mcap} has no summary: recover_bag() it first')
+        topics = [_topic(c, summary.schemas.get(c.schema_id)) for c in summary.channels.values()]
+        stats = summary.statistics
+        if stats is not None:
+            counts, start, end = dict(stats.channel_message_counts), stats.message_start_time, stats.message_end_time
+        else:
+            counts, start, end = defaultdict(int), 2**63 - 1, 0
+            for _, channel, message in reader.iter_messages(log_time_order=False):
+                counts[channel.id] += 1
+                start, end = min(start, message.log_time), max(end, message.log_time)
+    info = _bag_info(mcap.name, topics, counts, start, end)
     _write_yaml(path / 'metadata.yaml', {'rosbag2_bagfile_information': info})
 
 
@@ -287,7 +361,7 @@ def write_accounting(path: str | pathlib.Path, data: dict) -> None:
 
 
 def read_messages(path: str | pathlib.Path, topics: list[str] | None = None) -> Iterator[tuple[str, int, Any]]:
-    """Yield (topic, bag timestamp ns, deserialized message) in time order."""
+    """Yield (topic, bag timestamp ns, deserialized message) in time order (rosbags' Reader)."""
     store = typestore()
     with Reader(pathlib.Path(path)) as reader:
         conns = [c for c in reader.connections if topics is None or c.topic in topics]
