@@ -7,21 +7,26 @@ remappings and order. hil_nodes.bringup.launch_plan.launch_entries turns the pla
 file maps each dict onto one launch_ros action and nothing else (docs/lab.md lists the arguments
 and what was checked against launch_ros's source). With layout:=one_process (the default) it
 also writes the plan's parameter values to a params file for the one container process, as
-launch_ros writes a dict of parameters to a temporary file.
+launch_ros writes a dict of parameters to a temporary file, and in mode:=hardware
+ros2_control_node's params file (the plan's lab_parameters). Both live in one temporary
+directory, removed when the launch shuts down (OnShutdown; atexit if it ends otherwise).
+rviz:=true needs the rviz2 package, an optional dependency (package.xml): a headless lab PC
+installs without it and is told so here.
 """
-import os
+import atexit
 import pathlib
 import tempfile
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction, RegisterEventHandler
-from launch.event_handlers import OnProcessStart
+from launch.event_handlers import OnProcessStart, OnShutdown
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import LifecycleNode, Node
 from launch_ros.substitutions import FindPackageShare
 
-from hil_nodes.bringup.plan import bringup_plan, write_overrides
+from hil_nodes.bringup.plan import bringup_plan, write_lab_parameters, write_overrides
+from hil_nodes.bringup.system import BringupError
 from hil_nodes.bringup.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs, wants_layout, wants_rviz
 
 NODE_ACTIONS = {'Node': Node, 'LifecycleNode': LifecycleNode}
@@ -29,16 +34,31 @@ NODE_KEYS = ('package', 'executable', 'name', 'namespace', 'parameters', 'remapp
              'ros_arguments', 'additional_env', 'output')
 
 
+def _rviz_installed() -> bool:
+    from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+    try:
+        get_package_share_directory('rviz2')
+        return True
+    except PackageNotFoundError:
+        return False
+
+
 def _actions(context):
     values = {name: LaunchConfiguration(name).perform(context) for name, _, _, _ in LAUNCH_ARGUMENTS}
     plan = bringup_plan(**plan_kwargs(values))
-    layout, params_file = wants_layout(values), None
+    if wants_rviz(values) and not _rviz_installed():
+        raise BringupError('rviz:=true but rviz2 is not installed (an optional dependency of hil_nodes: '
+                           'apt install ros-kilted-rviz2, or leave rviz:=false on a headless PC)')
+    layout, params_file, lab_params_file = wants_layout(values), None, None
+    tmp = tempfile.TemporaryDirectory(prefix='hil_launch_')
+    atexit.register(tmp.cleanup)             # (a second cleanup is a no-op)
     if layout == 'one_process':
-        fd, path = tempfile.mkstemp(prefix='hil_launch_params_', suffix='.yaml')
-        os.close(fd)
-        params_file = write_overrides(plan, pathlib.Path(path))
+        params_file = write_overrides(plan, pathlib.Path(tmp.name) / 'params.yaml')
+    if plan.lab_parameters:
+        lab_params_file = write_lab_parameters(plan, pathlib.Path(tmp.name) / 'ros2_control.yaml')
     started, after, actions = {}, {}, []
-    for entry in launch_entries(plan, rviz=wants_rviz(values), layout=layout, params_file=params_file):
+    for entry in launch_entries(plan, rviz=wants_rviz(values), layout=layout, params_file=params_file,
+                                lab_params_file=lab_params_file):
         if entry['action'] == 'IncludeLaunchDescription':
             source = PathJoinSubstitution([FindPackageShare(entry['package']), 'launch', entry['file']])
             actions.append(IncludeLaunchDescription(PythonLaunchDescriptionSource(source),
@@ -54,6 +74,7 @@ def _actions(context):
     # handlers first: registered before any process can report its start
     handlers = [RegisterEventHandler(OnProcessStart(target_action=started[name], on_start=waiting))
                 for name, waiting in after.items()]
+    handlers.append(RegisterEventHandler(OnShutdown(on_shutdown=[OpaqueFunction(function=lambda _: tmp.cleanup())])))
     return handlers + actions
 
 

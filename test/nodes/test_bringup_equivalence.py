@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from hil_nodes.bringup.plan import (bringup_plan, effective_parameters, final_parameters, process_commands,
-                                    write_overrides)
+                                    write_lab_parameters, write_overrides)
 from hil_nodes.bringup.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs
 from hil_nodes.bringup.system import BringupError, load_system
 
@@ -74,6 +74,8 @@ def launch_view(entries):
     for e in entries:
         if e['action'] not in ('Node', 'LifecycleNode'):
             continue
+        if e['executable'] in ('ros2_control_node', 'robot_state_publisher', 'spawner'):
+            continue                      # the lab side (lbr's namespace for the iiwa): checked below
         assert e['namespace'] == ''       # so launch_ros keys the dict by '/<name>', not '/**'
         if e['executable'] == 'container':
             # launch_ros: [executable, *arguments, '--ros-args', *ros_arguments]; a name would
@@ -94,13 +96,15 @@ def test_launch_and_hil_run_give_the_same_nodes_parameters_remappings_and_order(
     plan = _plan(system, mode, lockstep, tmp_path)
     overrides = write_overrides(plan, tmp_path / 'run_params.yaml')
     lab = {p.name for p in plan.lab_processes}
+    lab_file = write_lab_parameters(plan, tmp_path / 'lab.yaml') if plan.lab_parameters else None
     for layout in ('isolated', 'one_process'):
-        entries = launch_entries(plan, layout=layout, params_file=overrides)
+        entries = launch_entries(plan, layout=layout, params_file=overrides, lab_params_file=lab_file)
         launch = launch_view(entries)
         launch_hil = [n for n in launch if n[0] not in lab]
         assert launch_hil == hil_run_view(plan, overrides, isolated=True)
         assert launch_hil == hil_run_view(plan, overrides, isolated=False)
-        assert [n[0] for n in launch] == [p.name for p in plan.processes]
+        assert [e['name'] for e in entries if e['executable'] != 'container'] == [
+            p.name for p in plan.processes if p.kind == 'lab' or layout == 'isolated']
     # one process: the container's arguments, ROS arguments and environment are `hil run`'s
     [container] = [e for e in entries if e['executable'] == 'container']
     [(_, cmd, env)] = process_commands(plan, overrides, isolated=False)
@@ -126,7 +130,8 @@ def _launch_value_ok(v):
 def test_the_plan_fixes_the_launch_path_faults(system, mode, lockstep, tmp_path):
     plan = _plan(system, mode, lockstep, tmp_path)
     desc = load_system(system)
-    final = {n[0]: n[2] for n in launch_view(launch_entries(plan))}
+    lab_file = write_lab_parameters(plan, tmp_path / 'lab.yaml') if plan.lab_parameters else None
+    final = {n[0]: n[2] for n in launch_view(launch_entries(plan, lab_params_file=lab_file))}
     hil = plan.hil_nodes
     # the supervisor brings up every managed node, recorder first, in the system's order
     managed = ['recorder'] + [n.name for n in desc.select(use_mock=mode == 'mock') if n.managed]
@@ -146,7 +151,7 @@ def test_the_plan_fixes_the_launch_path_faults(system, mode, lockstep, tmp_path)
         assert plan.clock_owner == '' and sim == set()
     assert final['recorder']['bag_path'] == str(tmp_path / 'bags' / f'{desc.name}_20260102_030405_seed7')
     assert all(final[n.name]['seed'] == 7 for n in hil)
-    for entry in launch_entries(plan):
+    for entry in launch_entries(plan, lab_params_file=lab_file):
         for p in entry.get('parameters', []):
             if isinstance(p, dict):
                 assert all(_launch_value_ok(v) for v in p.values()), (entry['name'], p)
@@ -156,15 +161,33 @@ def test_the_plan_fixes_the_launch_path_faults(system, mode, lockstep, tmp_path)
         assert not {n.name for n in desc.nodes if n.sim_only} & {p.name for p in plan.processes}
         lab = {p.name: p for p in plan.lab_processes}
         hw = desc.hardware
-        assert lab['robot_state_publisher'].parameters['robot_description'] == hw.robot_description.read_text()
+        ns = hw.namespace
+        absolute = f'/{ns}' if ns else ''
+        urdf = lab['robot_state_publisher'].parameters['robot_description']
+        if hw.lbr:      # the iiwa: lbr_fri_ros2_stack's block (test/unit/test_jtc_controllers_config.py)
+            from hil_core.iiwa import lbr
+            assert ns == 'lbr' and lbr.check_block(urdf) == []
+            assert urdf == lbr.hardware_urdf(hw.robot_description.read_text(), 'lbr')
+        else:
+            assert ns == '' and urdf == hw.robot_description.read_text()
+        assert all(p.namespace == ns for p in plan.lab_processes)
         cm = lab['controller_manager']
-        assert cm.executable == 'ros2_control_node' and cm.params == (hw.controllers_file,)
-        assert cm.remappings == {'~/robot_description': '/robot_description'}
+        assert cm.executable == 'ros2_control_node' and cm.params == ()
+        # its params file: the controllers file's entries for this system, under full node names
+        assert set(plan.lab_parameters) == {f'{absolute}/{c}' for c in ('controller_manager', *hw.controllers)}
+        [entry] = [e for e in launch_entries(plan, lab_params_file=lab_file) if e['name'] == 'controller_manager']
+        assert entry['namespace'] == ns and str(lab_file) in entry['parameters']
+        assert cm.remappings == {'~/robot_description': f'{absolute}/robot_description'}
         spawners = [p for p in plan.lab_processes if p.executable == 'spawner']
         assert [s.arguments[0] for s in spawners] == list(hw.controllers)
         assert all(s.start_after == 'controller_manager' and s.arguments[1:] == ('--controller-manager',
-                   '/controller_manager') for s in spawners)
+                   f'{absolute}/controller_manager') for s in spawners)
         assert all(p.parameters.get('use_sim_time', False) is False for p in plan.lab_processes)
+        # joint_state_broadcaster's frame_id: a link of the URDF (its default base_link is none)
+        import xml.etree.ElementTree as ET
+        links = {link.get('name') for link in ET.fromstring(urdf).findall('link')}
+        jsb = plan.lab_parameters[f'{absolute}/joint_state_broadcaster']['ros__parameters']
+        assert jsb['frame_id'] in links
     else:
         assert plan.lab_processes == []
 

@@ -5,7 +5,8 @@ classes they use. Each stand-in has the constructor signature of the real class 
 ros2/launch_ros rolling f9ab937, the Kilted line: launch_ros/actions/node.py, lifecycle_node.py,
 substitutions/find_package.py; ros2/launch 3.7.1: actions/declare_launch_argument.py,
 include_launch_description.py, opaque_function.py, register_event_handler.py,
-event_handlers/on_process_start.py, substitutions/path_join_substitution.py): a
+event_handlers/on_process_start.py, event_handlers/on_shutdown.py,
+substitutions/path_join_substitution.py; ament_index_python packages.py): a
 keyword the real class does not take, or a missing required one (LifecycleNode's name and
 namespace), fails here as it would on a lab machine. docs/lab.md lists what was checked.
 """
@@ -55,10 +56,28 @@ class _LaunchConfiguration:
         return context[self.name]
 
 
+INSTALLED = {'rviz2'}      # the packages the ament_index stand-in finds (tests change it)
+
+
+class _PackageNotFoundError(KeyError):
+    pass
+
+
+def _share(package_name, print_warning=True):
+    if package_name not in INSTALLED:
+        raise _PackageNotFoundError(package_name)
+    return f'/opt/ros/kilted/share/{package_name}'
+
+
 def _stand_ins():
     mods = {name: types.ModuleType(name) for name in (
         'launch', 'launch.actions', 'launch.event_handlers', 'launch.launch_description_sources',
-        'launch.substitutions', 'launch_ros', 'launch_ros.actions', 'launch_ros.substitutions')}
+        'launch.substitutions', 'launch_ros', 'launch_ros.actions', 'launch_ros.substitutions',
+        'ament_index_python', 'ament_index_python.packages')}
+    mods['ament_index_python.packages'].PackageNotFoundError = _PackageNotFoundError
+    mods['ament_index_python.packages'].get_package_share_directory = _share
+    mods['launch.event_handlers'].OnShutdown = lambda *, on_shutdown, **kw: Recorded('OnShutdown',
+                                                                                      on_shutdown=on_shutdown)
     mods['launch'].LaunchDescription = lambda initial_entities=None, *, deprecated_reason=None: Recorded(
         'LaunchDescription', entities=list(initial_entities or []))
     a = mods['launch.actions']
@@ -105,21 +124,28 @@ def _run(monkeypatch, **values):
 @pytest.mark.parametrize('mode', ['mock', 'hardware'])
 def test_hil_launch_maps_every_entry_onto_one_action(monkeypatch, mode, layout):
     actions, context = _run(monkeypatch, system='hexafloat', mode=mode, duration='5', layout=layout)
-    handlers = [a for a in actions if a.kind == 'RegisterEventHandler']
+    shutdown = [a for a in actions if a.kind == 'RegisterEventHandler' and a.kw['handler'].kind == 'OnShutdown']
+    handlers = [a for a in actions if a.kind == 'RegisterEventHandler' and a not in shutdown]
     nodes = [a for a in actions if a.kind in ('Node', 'LifecycleNode')]
-    params_file = None
+    params_file = lab_file = None
+    plan = bringup_plan(**plan_kwargs(context))
+    written = []
     if layout == 'one_process':   # the launch file wrote the plan's values for its one container
         [container] = [n for n in nodes if n.kw['executable'] == 'container']
         ros_args = container.kw['ros_arguments']
         files = [ros_args[i + 1] for i, a in enumerate(ros_args) if a == '--params-file']
         params_file = pathlib.Path(files[-1])     # after every node's own files: the plan's values win
-        assert params_file.name.startswith('hil_launch_params_')
-        plan = bringup_plan(**plan_kwargs(context))
+        assert params_file.parent.name.startswith('hil_launch_')
         assert yaml.safe_load(params_file.read_text()) == {
             s.name: {'ros__parameters': s.parameters} for s in plan.hil_nodes if s.parameters}
         assert container.kw['name'] is None and container.kw['package'] == 'hil_nodes'
-        params_file.unlink()
-    entries = launch_entries(bringup_plan(**plan_kwargs(context)), layout=layout, params_file=params_file)
+        written.append(params_file)
+    if mode == 'hardware':        # and ros2_control_node's params file (the plan's lab parameters)
+        [cm] = [n for n in nodes if n.kw['executable'] == 'ros2_control_node']
+        lab_file = pathlib.Path(cm.kw['parameters'][0])
+        assert yaml.safe_load(lab_file.read_text()) == plan.lab_parameters
+        written.append(lab_file)
+    entries = launch_entries(plan, layout=layout, params_file=params_file, lab_params_file=lab_file)
     direct = [e for e in entries if not e['start_after']]
     assert [(n.kind, n.kw['name']) for n in nodes] == [(e['action'], e['name']) for e in direct]
     for node, entry in zip(nodes, direct):
@@ -135,6 +161,27 @@ def test_hil_launch_maps_every_entry_onto_one_action(monkeypatch, mode, layout):
         assert actions.index(handler) < actions.index(on_start.kw['target_action'])
     else:
         assert handlers == []
+    # the temporary files live until the launch shuts down, then their directory is removed
+    [handler] = shutdown
+    [cleanup] = handler.kw['handler'].kw['on_shutdown']
+    assert all(f.is_file() for f in written)
+    cleanup.kw['function'](None)
+    assert not any(f.exists() for f in written) and not any(f.parent.exists() for f in written)
+
+
+def test_rviz_is_optional_and_its_absence_is_said(monkeypatch):
+    """package.xml: rviz2 is a conditional dependency (REP 149) a headless PC leaves out; rviz:=true
+    there is refused with the reason, rviz:=false needs no rviz2."""
+    from hil_nodes.bringup.system import BringupError
+    monkeypatch.setattr(sys.modules[__name__], 'INSTALLED', set())
+    actions, _ = _run(monkeypatch, system='space_iiwa', rviz='false')
+    assert not [a for a in actions if a.kind == 'IncludeLaunchDescription']
+    with pytest.raises(BringupError, match='rviz2 is not installed'):
+        _run(monkeypatch, system='space_iiwa', rviz='true')
+    import xml.etree.ElementTree as ET
+    deps = ET.parse(ROOT / 'src' / 'hil_nodes' / 'package.xml').getroot().findall('exec_depend')
+    [rviz] = [d for d in deps if d.text == 'rviz2']
+    assert rviz.get('condition') == '$HIL_SUITE_HEADLESS != 1'
 
 
 def test_rviz_is_included_from_the_installed_share(monkeypatch):

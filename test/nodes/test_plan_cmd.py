@@ -50,6 +50,33 @@ def test_the_hardware_plan_of_hexafloat():
     assert set(doc['container']) == {p['name'] for p in doc['processes'] if p['kind'] == 'hil'}
 
 
+def test_the_hardware_plan_of_the_iiwa_on_lbr_fri_ros2_stack():
+    """The documented iiwa hardware command plans: lbr's class and block with the robot's address
+    and port, the lab in lbr's namespace, the space plant remapped onto it with lbr's joint names."""
+    code, out, err = _hil_plan('space_iiwa', '--mode', 'hardware', 'robot_address:=172.31.1.147', 'robot_port:=30201')
+    assert code == 0, err
+    doc = yaml.safe_load(out)
+    procs = {p['name']: p for p in doc['processes']}
+    urdf = procs['robot_state_publisher']['parameters']['robot_description']
+    assert '<plugin>lbr_ros2_control::SystemInterface</plugin>' in urdf
+    assert '<param name="remote_host">172.31.1.147</param>' in urdf and '<param name="port_id">30201</param>' in urdf
+    assert all(procs[n]['namespace'] == '/lbr' for n in ('robot_state_publisher', 'controller_manager',
+                                                          'spawner_joint_trajectory_controller'))
+    assert procs['controller_manager']['parameters']['update_rate'] == 1000
+    jtc = doc['lab_parameters']['/lbr/joint_trajectory_controller']['ros__parameters']
+    assert jtc['joints'] == [f'lbr_A{i}' for i in range(1, 8)]
+    assert jtc['command_interfaces'] == ['position'] and not jtc['allow_nonzero_velocity_at_trajectory_end']
+    plant = procs['space_plant']
+    assert plant['remappings'] == {'/joint_states': '/lbr/joint_states',
+                                   '/joint_trajectory_controller/joint_trajectory':
+                                       '/lbr/joint_trajectory_controller/joint_trajectory'}
+    assert plant['parameters']['joint_names'] == [f'lbr_A{i}' for i in range(1, 8)]
+    code, _, err = _hil_plan('space_iiwa', '--mode', 'hardware', 'robot_port:=30210')
+    assert code == 2 and 'port_id 30210' in err
+    code, _, err = _hil_plan('hybrid5', '--mode', 'hardware', 'robot_port:=30200')
+    assert code == 2 and 'robot_port' in err
+
+
 def test_a_plan_that_cannot_be_made_says_why():
     code, out, err = _hil_plan('hexafloat', 'lockstep:=true', '--mode', 'hardware')
     assert code == 2 and out == '' and 'hil plan:' in err and 'lockstep' in err

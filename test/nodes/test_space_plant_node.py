@@ -8,6 +8,7 @@ from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
 
 from hil_core.iiwa.kinematics import JOINT_NAMES
 from hil_nodes import qos, topics
@@ -69,13 +70,20 @@ def test_closed_loop_lockstep_converges_and_satellite_moves(ros):
     assert d['satellite_position_diff_m'] <= 1e-4 and d['satellite_attitude_diff_deg'] <= 0.01, d
 
 
+def first_points(cmds):
+    """The commanded positions: the first point of each JointTrajectory (the rest is its tail)."""
+    return np.array([m.points[0].positions for m in cmds])
+
+
 class FakeArm(NodeRig):
-    """The test plays the robot: publishes joint states, collects commands."""
+    """The test plays the robot: publishes joint states, collects the position commands (and
+    the law's velocity each one integrates, ``vel``); an ideal arm is where it was commanded."""
 
     def __init__(self, ros, **params):
         super().__init__(ros, build(ros, SpacePlantNode, **{**FAST, 'stale_timeout': 1.0, **params}),
                          inputs=[topics.JOINT_STATES])
-        self.cmd = ros.collect(Float64MultiArray, topics.VELOCITY_COMMANDS, qos.command(1000))
+        self.cmd = ros.collect(JointTrajectory, topics.IIWA_JOINT_TRAJECTORY, qos.command(1000))
+        self.vel = []
         self.ev = ros.collect(DiagnosticArray, topics.HIL_EVENTS, 50)
         self.pub = ros.node.create_publisher(JointState, topics.JOINT_STATES, qos.stream(True))
         self.mode_pub = ros.node.create_publisher(String, topics.HIL_MODE, qos.latched())
@@ -91,12 +99,13 @@ class FakeArm(NodeRig):
         self.pub.publish(msg)
         if wait:
             self.ros.spin_until(lambda: len(self.cmd) > n, 10, 'a command')
-        return np.array(self.cmd[-1].data)
+            self.vel.append(self.node.last_cmd.copy())
+        return self.vel[-1] if self.vel else None
 
     def run(self, frames):
         for _ in range(frames):
-            c = self.send()
-            self.q = self.q + c * 1e-3
+            self.send()
+            self.q = np.array(self.cmd[-1].points[0].positions)
 
     def faults(self):
         return [m for n, m in events(self.ev) if n == 'fault']
@@ -106,7 +115,7 @@ class FakeArm(NodeRig):
 def test_bad_joint_states_fault_and_ramp_to_zero(ros, bad):
     arm = FakeArm(ros)
     arm.run(60)
-    before = np.array(arm.cmd[-1].data)
+    before = arm.vel[-1]
     assert np.abs(before).max() > 1e-3
     if bad == 'nan':
         q = arm.q.copy()
@@ -122,9 +131,11 @@ def test_bad_joint_states_fault_and_ramp_to_zero(ros, bad):
     ros.spin_until(lambda: arm.faults(), 10, 'fault event')
     for _ in range(300):                 # keeps ramping down on the following samples
         arm.send()
-    cmds = np.array([m.data for m in arm.cmd])
+    cmds = np.array(arm.vel)
     assert np.all(np.abs(np.diff(cmds, axis=0)) <= 5.0 * 0.01 + 1e-9)      # never a jump
     assert np.all(cmds[-1] == 0.0)
+    pos = first_points(arm.cmd)
+    assert np.all(pos[-1] == pos[-2])                       # at rest: the positions hold
 
 
 def test_duplicate_stamps_are_ignored_and_dead_peer_faults(ros):
@@ -137,7 +148,7 @@ def test_duplicate_stamps_are_ignored_and_dead_peer_faults(ros):
     assert len(arm.cmd) == n and not arm.faults()
     ros.spin_until(lambda: arm.faults(), 10, 'dead-peer fault')   # no more joint states
     assert 'no joint states' in arm.faults()[0]
-    ros.spin_until(lambda: np.all(np.array(arm.cmd[-1].data) == 0.0), 10, 'command ramped to zero')
+    ros.spin_until(lambda: np.all(arm.node.last_cmd == 0.0), 10, 'command ramped to zero')
     # supervisor reset (FAULT -> IDLE) clears the fault and control resumes
     arm.mode_pub.publish(String(data='FAULT'))
     ros.spin_for(0.1)
@@ -161,20 +172,47 @@ def test_follows_supervisor_modes(ros):
     arm.mode_pub.publish(String(data='IDLE'))
     ros.spin_until(lambda: arm.node.mode == 'IDLE', 10, 'mode IDLE')
     arm.run(20)
-    assert np.all(np.array(arm.cmd[-1].data) == 0.0)          # IDLE: no motion
+    assert np.all(arm.vel[-1] == 0.0)                         # IDLE: no motion
+    np.testing.assert_array_equal(arm.cmd[-1].points[0].positions, SEED_Q0)  # held where the arm is
     arm.mode_pub.publish(String(data='HOMING'))
     ros.spin_until(lambda: arm.node.mode == 'HOMING', 10, 'mode HOMING')
     arm.run(30)
     names = [n for n, _ in events(arm.ev)]
     ros.spin_until(lambda: [n for n, _ in events(arm.ev)][:2] == ['homed', 'synchronized'], 10, 'events')
-    assert np.abs(np.array(arm.cmd[-1].data)).max() > 1e-3     # controlling
+    assert np.abs(arm.vel[-1]).max() > 1e-3                   # controlling
     arm.mode_pub.publish(String(data='RETURNING_HOME'))
     ros.spin_until(lambda: arm.node.mode == 'RETURNING_HOME', 10, 'mode RETURNING_HOME')
     arm.run(200)
     ros.spin_until(lambda: 'home_reached' in [n for n, _ in events(arm.ev)], 10, 'home_reached')
-    cmds = np.array([m.data for m in arm.cmd])
+    cmds = np.array(arm.vel)
     assert np.all(cmds[-1] == 0.0) and np.abs(np.diff(cmds, axis=0)).max() <= 5.0 * 1e-3 + 1e-9
+    # the positions are the law's velocity integrated at its 1 ms samples (independent sum)
+    pos = first_points(arm.cmd)
+    np.testing.assert_allclose(pos, SEED_Q0 + np.cumsum(cmds * 1e-3, axis=0), rtol=0, atol=1e-12)
     assert 'fault' not in names
+    check_messages(arm.cmd, cmds)
+
+
+def check_messages(msgs, velocities, a_max=5.0):
+    """Every command is what a stock JTC with config/controllers.yaml's settings accepts, stamped
+    with its joint sample (1 ms apart from 1 ms), its first point one sample later with the law's
+    velocity, and it ends at rest with each joint braking at most at acceleration_max."""
+    import yaml
+    from hil_core.data_paths import config_file
+    from hil_core.drives.joint_trajectory import JtcSettings, jtc_validate
+    from hil_nodes.msgs.convert import stamp_to_ns, trajectory_from_msg
+    params = yaml.safe_load(open(config_file('controllers.yaml')))['joint_trajectory_controller']['ros__parameters']
+    settings = JtcSettings.from_parameters(params)
+    for k, (msg, v) in enumerate(zip(msgs, velocities)):
+        traj = trajectory_from_msg(msg)
+        assert stamp_to_ns(msg.header.stamp) == (k + 1) * 1_000_000
+        assert jtc_validate(traj, settings, traj.stamp_ns), k
+        assert traj.points[0].time_from_start_ns == 1_000_000 and traj.points[0].velocities == tuple(v)
+        t = np.array([pt.time_from_start_ns for pt in traj.points]) * 1e-9
+        vel = np.array([pt.velocities for pt in traj.points])
+        assert np.all(vel[-1] == 0.0)
+        if len(t) > 1:
+            assert np.all(np.abs(np.diff(vel, axis=0)) <= a_max * np.diff(t)[:, None] + 1e-12)
 
 
 def test_real_time_mode_reports_the_summary_values(ros):

@@ -30,12 +30,14 @@ UPSTREAM = {
     'constraints': {'stopped_velocity_tolerance', 'goal_time', 'decelerate_on_cancel'},
     'constraints.<joint>': {'trajectory', 'goal', 'max_deceleration_on_cancel'},
     'forward_command_controller/ForwardCommandController': {'joints', 'interface_name'},
+    # (its interface_name is set to position by the controller itself)
+    'position_controllers/JointGroupPositionController': {'joints'},
     'joint_state_broadcaster/JointStateBroadcaster': {
         'joints', 'extra_joints', 'interfaces', 'map_interface_to_joint_state', 'use_local_topics',
         'use_urdf_to_filter', 'frame_id', 'publish_dynamic_joint_states'},
 }
 TYPES = {'joint_state_broadcaster/JointStateBroadcaster', 'joint_trajectory_controller/JointTrajectoryController',
-         'forward_command_controller/ForwardCommandController'}
+         'forward_command_controller/ForwardCommandController', 'position_controllers/JointGroupPositionController'}
 
 
 def _load(name):
@@ -74,23 +76,26 @@ def test_the_plugin_is_a_generator_parameter():
         assert {p.get('name'): p.text for p in hw.findall('param')} == {'port_id': '30200'}, fname
 
 
-@pytest.mark.parametrize('fname, iface', [('hexafloat_scaled.urdf', 'position'), ('hexafloat_full.urdf', 'position'),
-                                          ('iiwa14.urdf', 'velocity'), ('satellite_iiwa14.urdf', 'velocity'),
-                                          ('hybrid5.urdf', 'effort')])
-def test_block_joints_exist_and_command_limits_are_the_urdf_limits(fname, iface):
+# the iiwa's: lbr_fri_ros2_stack's position and effort (lbr_system_interface.xacro)
+@pytest.mark.parametrize('fname, ifaces', [('hexafloat_scaled.urdf', ['position']), ('hexafloat_full.urdf', ['position']),
+                                           ('iiwa14.urdf', ['position', 'effort']),
+                                           ('satellite_iiwa14.urdf', ['position', 'effort']),
+                                           ('hybrid5.urdf', ['effort'])])
+def test_block_joints_exist_and_command_limits_are_the_urdf_limits(fname, ifaces):
     _, block, joints = _block(fname)
     assert block.find('hardware/plugin').text == 'mock_components/GenericSystem'
     for j in block.findall('joint'):
         urdf_joint = joints[j.get('name')]
         assert urdf_joint.get('type') in ('prismatic', 'revolute', 'continuous')
         cmds = j.findall('command_interface')
-        assert [c.get('name') for c in cmds] == [iface]
-        lim = {p.get('name'): float(p.text) for p in cmds[0].findall('param')}
+        assert [c.get('name') for c in cmds] == ifaces
         ul = urdf_joint.find('limit')
-        expected = {'position': (float(ul.get('lower', 'nan')), float(ul.get('upper', 'nan'))),
-                    'velocity': (-float(ul.get('velocity')), float(ul.get('velocity'))),
-                    'effort': (-float(ul.get('effort')), float(ul.get('effort')))}[iface]
-        assert (lim['min'], lim['max']) == pytest.approx(expected, rel=1e-9)
+        for cmd in cmds:
+            lim = {p.get('name'): float(p.text) for p in cmd.findall('param')}
+            expected = {'position': (float(ul.get('lower', 'nan')), float(ul.get('upper', 'nan'))),
+                        'velocity': (-float(ul.get('velocity')), float(ul.get('velocity'))),
+                        'effort': (-float(ul.get('effort')), float(ul.get('effort')))}[cmd.get('name')]
+            assert (lim['min'], lim['max']) == pytest.approx(expected, rel=1e-9)
         states = [s.get('name') for s in j.findall('state_interface')]
         assert states[0] == 'position' and 'velocity' in states
         init = j.find('state_interface/param[@name="initial_value"]')
@@ -105,25 +110,32 @@ def test_controllers_match_the_urdf_blocks():
     p = {k: v['ros__parameters'] for k, v in CONTROLLERS.items()}
     assert p['hexapod_controller']['joints'] == _block_joint_names('hexafloat_scaled.urdf')
     assert p['hexapod_controller']['joints'] == _block_joint_names('hexafloat_full.urdf')
-    assert p['velocity_controller']['joints'] == _block_joint_names('satellite_iiwa14.urdf')
+    assert p['joint_trajectory_controller']['joints'] == _block_joint_names('satellite_iiwa14.urdf')
+    assert p['joint_trajectory_controller']['joints'] == _block_joint_names('iiwa14.urdf')
     assert p['effort_controller']['joints'] == _block_joint_names('hybrid5.urdf')
-    assert p['velocity_controller']['interface_name'] == 'velocity'
     assert p['effort_controller']['interface_name'] == 'effort'
-    _, block, _ = _block('hexafloat_scaled.urdf')
-    for j in block.findall('joint'):
-        assert {c.get('name') for c in j.findall('command_interface')} >= set(p['hexapod_controller']['command_interfaces'])
-        assert {s.get('name') for s in j.findall('state_interface')} >= set(p['hexapod_controller']['state_interfaces'])
+    for name, fname in (('hexapod_controller', 'hexafloat_scaled.urdf'), ('joint_trajectory_controller', 'iiwa14.urdf')):
+        _, block, _ = _block(fname)
+        for j in block.findall('joint'):
+            assert {c.get('name') for c in j.findall('command_interface')} >= set(p[name]['command_interfaces'])
+            assert {s.get('name') for s in j.findall('state_interface')} >= set(p[name]['state_interfaces'])
 
 
 # the controller of each system and the URDFs it runs on (config/systems/*.yaml)
 CLAIMS = {'hexapod_controller': ('hexafloat_scaled.urdf', 'hexafloat_full.urdf'),
-          'velocity_controller': ('satellite_iiwa14.urdf', 'iiwa14.urdf'),
+          'joint_trajectory_controller': ('satellite_iiwa14.urdf', 'iiwa14.urdf'),
           'effort_controller': ('hybrid5.urdf',)}
 MOTION = ('position', 'velocity', 'acceleration')
 
 
-def _claimed(params) -> list[str]:
+IMPLIED = {'position_controllers/JointGroupPositionController': 'position'}
+
+
+def _claimed(params, name=None) -> list[str]:
     """The command interfaces a controller claims on each of its joints."""
+    ctype = CONTROLLERS['controller_manager']['ros__parameters'].get(name, {}).get('type') if name else None
+    if ctype in IMPLIED:
+        return [IMPLIED[ctype]]
     return list(params['command_interfaces']) if 'command_interfaces' in params else [params['interface_name']]
 
 
@@ -149,7 +161,7 @@ def test_every_controller_can_be_activated_on_its_urdf_block(plugin):
     failed: GenericSystem with calculate_dynamics needs position, velocity or acceleration)."""
     texts = _generated(plugin, {}) if plugin else {f: (URDF / f).read_text() for c in CLAIMS.values() for f in c}
     for name, files in CLAIMS.items():
-        claimed = _claimed(CONTROLLERS[name]['ros__parameters'])
+        claimed = _claimed(CONTROLLERS[name]['ros__parameters'], name)
         for fname in files:
             block = ET.fromstring(texts[fname]).find('ros2_control')
             for joint in block.findall('joint'):
@@ -199,3 +211,36 @@ def test_stop_behaviour_of_the_trajectory_controller():
     for j in jtc['joints']:
         assert 0.0 < c[j]['max_deceleration_on_cancel'] <= a_max
         assert float(joints[j].find('limit').get('velocity')) > 0.0   # decelerate needs it
+
+
+def test_stop_behaviour_of_the_iiwa_trajectory_controller():
+    """lbr_fri_ros2_stack's joint_trajectory_controller (its name, type and interfaces): every
+    message must end at rest (the space plant's braking tail; the default refuses any other), each
+    starts from the last command; no cmd_timeout (counted only past a trajectory's end, which is
+    then at rest: docs/lab.md)."""
+    cm = CONTROLLERS['controller_manager']['ros__parameters']
+    assert cm['joint_trajectory_controller']['type'] == 'joint_trajectory_controller/JointTrajectoryController'
+    jtc = CONTROLLERS['joint_trajectory_controller']['ros__parameters']
+    assert jtc['command_interfaces'] == ['position'] and jtc['state_interfaces'] == ['position', 'velocity']
+    assert jtc['allow_nonzero_velocity_at_trajectory_end'] is False and jtc['interpolate_from_desired_state']
+    assert 'cmd_timeout' not in jtc and jtc['constraints'] == {'goal_time': 0.0}
+
+
+@pytest.mark.parametrize('bad', ['port', 'joint_interface', 'param', 'joints'])
+def test_the_restated_on_init_refuses_what_system_interface_refuses(bad):
+    """hil_core.iiwa.lbr.check_block can fail: a port outside 30200-30209, a velocity command
+    interface, a missing parameter, a joint too few -- each refused by SystemInterface::on_init."""
+    from hil_core.iiwa import lbr
+    good = lbr.hardware_urdf((URDF / 'iiwa14.urdf').read_text(), 'lbr', '172.31.1.147', 30200)
+    assert lbr.check_block(good) == []
+    robot = ET.fromstring(good)
+    block = robot.find('ros2_control')
+    if bad == 'port':
+        block.find('hardware/param[@name="port_id"]').text = '30210'
+    elif bad == 'joint_interface':
+        block.find('joint/command_interface[@name="effort"]').set('name', 'velocity')
+    elif bad == 'param':
+        block.find('hardware').remove(block.find('hardware/param[@name="open_loop"]'))
+    else:
+        block.remove(block.findall('joint')[-1])
+    assert lbr.check_block(ET.tostring(robot, encoding='unicode')) != []

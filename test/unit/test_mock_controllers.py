@@ -130,15 +130,57 @@ def test_forward_command_maps_the_controller_order_to_the_hardware_order():
 
 def test_controllers_yaml_types_and_refused_configurations():
     assert controller_spec(CONTROLLERS, 'hexapod_controller').trajectory
-    assert controller_spec(CONTROLLERS, 'velocity_controller').interface == 'velocity'
+    # lbr_fri_ros2_stack's joint_trajectory_controller for the iiwa (position interface)
+    iiwa = controller_spec(CONTROLLERS, 'joint_trajectory_controller')
+    assert iiwa.trajectory and iiwa.interface == 'position' and iiwa.interpolate_from_desired_state
+    # a forward position controller (lbr's other one): the interface is implied by its type
+    fpc = {'controller_manager': {'ros__parameters': {'fpc': {'type': 'position_controllers/JointGroupPositionController'}}},
+           'fpc': {'ros__parameters': {'joints': list(iiwa.joints)}}}
+    assert controller_spec(fpc, 'fpc').interface == 'position'
     with pytest.raises(ValueError, match='not emulated'):
         controller_spec(CONTROLLERS, 'joint_state_broadcaster')
     with pytest.raises(ValueError, match='no type'):
         controller_spec(CONTROLLERS, 'nope')
     with pytest.raises(ValueError, match='writes'):
-        ForwardCommand(controller_spec(CONTROLLERS, 'velocity_controller'),
-                       parse_ros2_control(urdf_file('iiwa14.urdf').read_text().replace('"velocity">', '"effort">')
-                                          .replace('name="velocity"/>', 'name="effort"/>')))
+        ForwardCommand(controller_spec(fpc, 'fpc'),
+                       parse_ros2_control(urdf_file('iiwa14.urdf').read_text()).claimed('effort'))
+
+
+# --- the iiwa's JTC: what it writes to the position interface ----------------------------------
+IIWA = parse_ros2_control(urdf_file('iiwa14.urdf').read_text()).claimed('position')
+Q0 = IIWA.initial('position')
+
+
+def iiwa_follower():
+    return TrajectoryFollower(controller_spec(CONTROLLERS, 'joint_trajectory_controller'), IIWA, Q0, lead=True)
+
+
+def test_the_iiwa_jtc_writes_the_trajectory_one_update_ahead_and_plays_a_tail_out():
+    """``lead``: each step's row is the trajectory at the step's end (a JTC's command_next_), so
+    the space plant's next positions are written for the step that reaches them; without new
+    messages (``hold``: a late lockstep frame; frames skipped) the braking tail goes on and ends
+    at rest, as the stock JTC plays out a trajectory that ends at rest."""
+    from hil_core.space.command_stream import braking_tail
+    f = iiwa_follower()
+    f.activate(0.0)
+    v = np.linspace(-0.5, 0.7, 7)
+    times, pos, vel = braking_tail(Q0 + v * 1e-3, v, 5.0, 1_000_000)
+    names = controller_spec(CONTROLLERS, 'joint_trajectory_controller').joints
+    got = f.accept(Trajectory.from_arrays(names, 0, times * 1e-9, pos, vel), 0)
+    assert got.accepted, got.detail
+    f.apply(got.entry, 0.0, 0.0, None)
+    assert not f.ends_moving()
+    row = f.commands(0.0, 1, 1e-3)['position']
+    np.testing.assert_allclose(row[0], Q0 + v * 1e-3, rtol=0, atol=1e-15)      # the point at stamp + 1 ms
+    f.hold(1e-3)                                                  # the next frame's command is late
+    rows = [f.commands(1e-3, 1, 1e-3)['position']]
+    f.frames_skipped(2e-3, 5e-3)                                  # then real time skipped three frames
+    rows = np.vstack(rows + [f.commands(k * 1e-3, 1, 1e-3)['position'] for k in range(5, 400)])
+    steps = np.diff(np.vstack([row, rows]), axis=0) / 1e-3        # velocity of the written positions
+    np.testing.assert_allclose(steps[0], v, rtol=0, atol=5.0 * 1e-3)          # braking from v at most a_max
+    assert np.all(np.abs(np.diff(steps, axis=0)) <= 5.0 * 1e-3 + 1e-9)      # |dv| <= a_max dt
+    assert np.all(steps[-1] == 0.0)
+    np.testing.assert_allclose(rows[-1], pos[-1], rtol=0, atol=1e-15)       # the tail's rest point
 
 
 @settings(max_examples=200, deadline=None)

@@ -26,8 +26,23 @@ def hardware(name):
     return parse_ros2_control(urdf_file(name).read_text())
 
 
+def make_plant_class_interface(plant):
+    from hil_core.drives.plants import plant_class
+    return getattr(plant_class(plant), 'command_interface', 'position')
+
+
+def velocity_iiwa():
+    """The iiwa's block as a velocity-commanded one (GenericSystem's integrate oracle): its
+    position command interface renamed."""
+    text = urdf_file('iiwa14.urdf').read_text().replace('<command_interface name="position">',
+                                                        '<command_interface name="velocity">')
+    return parse_ros2_control(text).claimed('velocity')
+
+
 def setup(urdf, plant, frame, decel=5.0, **gains):
-    hw = hardware(urdf)
+    hw = velocity_iiwa() if urdf == 'iiwa-velocity' else hardware(urdf)
+    if len({i for j in hw.joints for i in j.command}) > 1:      # as the mock's controller claims it
+        hw = hw.claimed(make_plant_class_interface(plant))
     values = {g.name: g.default for g in plant_gains(plant)}
     values.update(gains)
     initial = {'position': hw.initial('position')}
@@ -43,9 +58,16 @@ def test_description_of_the_committed_urdfs():
     assert np.all(lo == -0.125) and np.all(hi == 0.1)                   # config/hexafloat_scaled.yaml stroke
     assert np.all(hexa.velocity_limits() == 1.0) and np.all(hexa.initial('position') == 0.0)
     iiwa = hardware('iiwa14.urdf')
-    assert iiwa.command_interface() == 'velocity'
+    assert [list(j.command) for j in iiwa.joints] == [['position', 'effort']] * 7     # lbr_fri_ros2_stack's
+    with pytest.raises(ValueError, match='same single command'):
+        iiwa.command_interface()                       # the mock takes the one its controller claims
+    iiwa = iiwa.claimed('position')
+    assert iiwa.command_interface() == 'position'
     np.testing.assert_allclose(iiwa.initial('position'), SEED_Q0, atol=0)
-    assert iiwa.command_limits()[1][0] == pytest.approx(math.radians(85), rel=1e-9)   # iiwa 14 A1: 85 deg/s
+    assert iiwa.command_limits()[1][0] == pytest.approx(math.radians(170), rel=1e-9)  # iiwa 14 A1: +-170 deg
+    assert iiwa.velocity_limits()[0] == pytest.approx(math.radians(85), rel=1e-9)     # 85 deg/s
+    with pytest.raises(ValueError, match='no .velocity. command'):
+        hardware('iiwa14.urdf').claimed('velocity')
     hyb = hardware('hybrid5.urdf')
     prm = load_params()
     np.testing.assert_allclose(hyb.initial('position')[:3], kin.inverse(np.array([0.0, 0.0, 0.85]), prm.R),
@@ -87,7 +109,7 @@ def test_mirror_state_is_the_last_command_and_nan_leaves_it():
 
 
 def test_integrate_velocity_is_backward_euler_of_the_previous_velocity():
-    plant = make_plant('integrate', setup('iiwa14.urdf', 'integrate', 0.001))
+    plant = make_plant('integrate', setup('iiwa-velocity', 'integrate', 0.001))
     v = np.linspace(-0.3, 0.3, 7)
     for _ in range(10):
         plant.step(0.001, {'velocity': v[None, :]})
@@ -193,22 +215,48 @@ def test_servo_plant_refuses_a_bandwidth_its_step_cannot_carry():
 
 
 def test_iiwa_plant_is_arm_sim_and_brakes_at_its_deceleration_without_a_command():
+    """Position commands: the drives' velocity target is the reference's difference quotient plus
+    position_gain x (reference - measured) (ArmSim driven directly with it, bit for bit); without
+    a command the reference's velocity ramps to rest at the deceleration and its position follows
+    that ramp (a braking trajectory, never a jump)."""
     s = setup('iiwa14.urdf', 'iiwa', 0.001, decel=5.0)
     plant = make_plant('iiwa', s)
+    kp = plant.position_gain
+    assert kp == 10.0
     oracle = ArmSim(ArmSimParams(), str(urdf_file('iiwa14.urdf')))
     oracle.reset(SEED_Q0)
     cmd = np.array([0.1, -0.05, 0.1, 0.05, -0.1, 0.1, 0.2])
+    ref = np.array(SEED_Q0)
     for _ in range(200):
-        plant.step(0.001, {'velocity': cmd[None, :]})
-        oracle.step(cmd, 0.001)
+        new = ref + cmd * 0.001
+        plant.step(0.001, {'position': new[None, :]})
+        oracle.step((new - ref) / 0.001 + kp * (ref - oracle.q), 0.001)
+        ref = new
     assert np.array_equal(plant.states()['position'], oracle.q)
     assert np.array_equal(plant.states()['effort'], oracle.tau_measured)
-    targets = []
-    for _ in range(60):                                  # no command: the target ramps to rest
-        plant.step(0.001, {'velocity': np.full((1, 7), np.nan)})
-        targets.append(plant.target.copy())
-    expected = [np.sign(cmd) * np.maximum(np.abs(cmd) - 5.0 * 0.001 * (i + 1), 0.0) for i in range(60)]
-    np.testing.assert_allclose(targets, expected, atol=1e-15)
+    # tracking the position stream: the velocity lag of the 20 Hz loop, caught up by the position loop
+    assert np.abs(plant.states()['position'] - ref).max() < 1e-3
+    np.testing.assert_allclose(plant.states()['velocity'], cmd, atol=1e-2)
+    refs, vels = [ref], []
+    for _ in range(60):                                  # no command: the reference brakes to rest
+        plant.step(0.001, {'position': np.full((1, 7), np.nan)})
+        refs.append(plant.reference.copy())
+        vels.append(plant.reference_velocity.copy())
+    expected_v = [np.sign(cmd) * np.maximum(np.abs(cmd) - 5.0 * 0.001 * (i + 1), 0.0) for i in range(60)]
+    np.testing.assert_allclose(vels, expected_v, rtol=0, atol=1e-9)
+    # positions: the integral of that ramp (independent: cumulative sum of v h)
+    np.testing.assert_allclose(refs[1:], ref + np.cumsum(np.array(expected_v) * 0.001, axis=0), rtol=0, atol=1e-12)
+    assert np.all(np.abs(np.diff(np.array(vels), axis=0)) <= 5.0 * 0.001 + 1e-9)       # within a_max
+
+
+def test_iiwa_plant_holds_where_it_is_before_the_first_command():
+    """NaN from the start (lbr's init_command: the measured position): the reference stays at
+    the initial position, no motion beyond the gravity-compensated hold."""
+    plant = make_plant('iiwa', setup('iiwa14.urdf', 'iiwa', 0.001))
+    for _ in range(100):
+        plant.step(0.001, {'position': np.full((1, 7), np.nan)})
+    assert np.array_equal(plant.reference, np.array(SEED_Q0))
+    assert np.abs(plant.states()['position'] - SEED_Q0).max() < 1e-3
 
 
 def test_iiwa_gain_defaults_are_arm_sim_defaults():

@@ -30,6 +30,10 @@ MOCK_FT_WRENCH = '/mock_ft/wrench'                 # geometry_msgs/WrenchStamped
 FT_WRENCH_RAW = '/ft_sensor/wrench_raw'            # geometry_msgs/WrenchStamped, SI, biased, unfiltered
 FT_WRENCH = '/ft_sensor/wrench'                    # geometry_msgs/WrenchStamped, filtered + compensated
 FT_BIAS = '/ft_sensor/bias'                        # std_srvs/Trigger: software tare
+JOYSTICK_WRENCH = '/joystick/wrench'               # geometry_msgs/WrenchStamped: the operator's force joystick (HMI drag
+                                                   # handle or gamepad, or a lab joystick node), added to the simulated
+                                                   # sensor's load by ft_sensor, limited in magnitude and rate; frame_id =
+                                                   # the sensor frame ('' too) or ft_sensor's base_frame_id
 ADMITTANCE_REFERENCE = '/admittance/reference'     # geometry_msgs/PoseStamped
 ADMITTANCE_TWIST = '/admittance/twist'             # geometry_msgs/TwistStamped
 ADMITTANCE_ACCEL = '/admittance/accel'             # geometry_msgs/AccelStamped
@@ -47,7 +51,7 @@ KINEMATICS_IK_REQUEST = '/kinematics/inverse/request'    # geometry_msgs/PoseSta
 KINEMATICS_IK_RESPONSE = '/kinematics/inverse/response'  # sensor_msgs/JointState, request's stamp; frame_id 'error: ...' + NaN if none
 
 # --- scenario 2: space manipulator on the iiwa -------------------------------------------
-VELOCITY_COMMANDS = '/velocity_controller/commands'  # std_msgs/Float64MultiArray (ros2_control forward_command_controller)
+IIWA_JOINT_TRAJECTORY = '/joint_trajectory_controller/joint_trajectory'  # trajectory_msgs/JointTrajectory (ros2_control JTC; /lbr/... in hardware mode)
 SPACE_SATELLITE_ODOM = '/space_plant/satellite_odom'  # nav_msgs/Odometry
 SPACE_EE_POSE = '/space_plant/ee_pose'               # geometry_msgs/PoseStamped, inertial frame
 SPACE_EE_SETPOINT = '/space_plant/ee_setpoint'       # geometry_msgs/PoseStamped

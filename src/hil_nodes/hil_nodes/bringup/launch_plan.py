@@ -6,9 +6,11 @@ one to one onto a launch action:
 
 - ``Node`` / ``LifecycleNode``: the keys are launch_ros's keyword arguments (package,
   executable, name, namespace, parameters, remappings, arguments, ros_arguments, additional_env,
-  output). namespace is '' (absolute root) for every node, so launch_ros writes the parameter
+  output). namespace is '' (absolute root) for every hil node, so launch_ros writes the parameter
   mapping under the node's full name and it wins over the node's own files (a '/**' mapping would
-  not: config/supervisor.yaml's `lockstep: false` used to win that way);
+  not: config/supervisor.yaml's `lockstep: false` used to win that way); the lab processes take
+  the hardware's namespace (lbr_fri_ros2_stack's ``lbr`` for the iiwa) and ros2_control_node
+  the params file of ``plan.lab_parameters`` that the launch file writes (``lab_params_file``);
 - ``layout:=one_process`` (the default, as `hil run`): the hil nodes become one ``Node`` running
   hil_nodes' ``container`` with no name (a name would rename every node in the process), their
   files and the plan's values (a params file the launch file writes with
@@ -47,8 +49,10 @@ LAUNCH_ARGUMENTS: tuple[tuple[str, str, str, list[str] | None], ...] = (
     ('time_scale', '', 'mock pace in sim s per wall s; empty: lockstep 0 (as fast as possible), real time 1', None),
     ('seed', '0', 'seed of every random source', None),
     ('netft_address', '', 'IP of the ATI Net F/T box (ft_sensor sensor_ip); empty: config/ft_sensor.yaml', None),
-    ('robot_address', '', 'IP of the robot controller, written into the URDF <ros2_control> '
-     '<param name="robot_address">; empty: as in the URDF', None),
+    ('robot_address', '', "IP of the robot controller: the iiwa's remote_host (lbr_fri_ros2_stack; empty: "
+     "INADDR_ANY, any robot), else the URDF <ros2_control> <param name=\"robot_address\">; empty: as in the URDF",
+     None),
+    ('robot_port', '', "the iiwa's FRI port_id (30200-30209, lbr_fri_ros2_stack); empty: 30200", None),
     ('rviz', 'false', 'also start rviz2 with config/rviz/<system>.rviz', ['true', 'false']),
     ('layout', 'one_process', 'one_process: every hil node in one process (hil_nodes container, as `hil run`: '
      'the layout that holds real time on a small PC, README "Real time"); isolated: one process per node '
@@ -80,6 +84,7 @@ def plan_kwargs(values: dict[str, str]) -> dict[str, Any]:
                     time_scale=float(v['time_scale']) if v['time_scale'] else None,
                     duration=float(v['duration']) if v['duration'] else None, seed=int(v['seed']),
                     netft_address=v['netft_address'], robot_address=v['robot_address'],
+                    robot_port=v['robot_port'],
                     # as `hil run`: equal-priority FIFO processes never preempt each other
                     rt_policy='fifo' if wants_layout(v) == 'one_process' else 'rr')
     except ValueError as exc:
@@ -100,9 +105,11 @@ def wants_layout(values: dict[str, str]) -> str:
 
 
 def launch_entries(plan: BringupPlan, rviz: bool = False, layout: str = 'isolated',
-                   params_file: pathlib.Path | None = None) -> list[dict[str, Any]]:
+                   params_file: pathlib.Path | None = None,
+                   lab_params_file: pathlib.Path | None = None) -> list[dict[str, Any]]:
     """One dict per launch action, in start order (see the module docstring). ``layout``
-    'one_process' needs ``params_file``: the plan's values written by ``bringup.write_overrides``."""
+    'one_process' needs ``params_file``: the plan's values written by ``bringup.write_overrides``;
+    a hardware plan ``lab_params_file``: its lab parameters (``bringup.write_lab_parameters``)."""
     if layout not in LAYOUTS:
         raise BringupError(f'layout must be one of {list(LAYOUTS)}, not {layout!r}')
     if layout == 'one_process' and params_file is None:
@@ -114,10 +121,12 @@ def launch_entries(plan: BringupPlan, rviz: bool = False, layout: str = 'isolate
                 out.append(_container_entry(plan, params_file))
             continue
         parameters: list[Any] = [str(p) for p in spec.params]
+        if spec.kind == 'lab' and spec.executable == 'ros2_control_node' and lab_params_file is not None:
+            parameters.append(str(lab_params_file))     # (hil.launch.py always writes it)
         if spec.parameters:
             parameters.append(dict(spec.parameters))
         out.append({'action': 'LifecycleNode' if spec.managed else 'Node', 'package': spec.package,
-                    'executable': spec.executable, 'name': spec.name, 'namespace': '',
+                    'executable': spec.executable, 'name': spec.name, 'namespace': spec.namespace,
                     'parameters': parameters, 'remappings': list(spec.remappings.items()),
                     'arguments': list(spec.arguments), 'ros_arguments': None, 'additional_env': dict(spec.env),
                     'output': 'screen', 'start_after': spec.start_after})

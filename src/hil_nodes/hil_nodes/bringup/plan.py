@@ -25,6 +25,7 @@ import os
 import pathlib
 import re
 import sys
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -51,6 +52,9 @@ class BringupPlan:
     bag_path: pathlib.Path | None
     record_topics: tuple[str, ...]
     rviz_config: str = ''                    # config/rviz/<system>.rviz of the data tree, if any
+    # hardware mode: the params file of ros2_control_node's process (its own values and its
+    # controllers', under their full node names), written by the launch file
+    lab_parameters: dict[str, Any] = field(default_factory=dict, compare=False)
     description: SystemDescription | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -95,34 +99,98 @@ def with_robot_address(urdf: str, address: str) -> str:
     return pattern.sub(lambda m: m.group(1) + address + m.group(2), urdf)
 
 
-def _lab_processes(desc: SystemDescription, robot_address: str) -> list[NodeSpec]:
+def _hardware_urdf(desc: SystemDescription, robot_address: str, robot_port: str) -> tuple[str, dict[str, str]]:
+    """(URDF text of the lab side, suite joint name -> lab joint name)."""
+    hw = desc.hardware
+    urdf = hw.robot_description.read_text()
+    if not hw.lbr:
+        if robot_port:
+            raise BringupError(f'robot_port:={robot_port}: {desc.name} is not an iiwa on lbr_fri_ros2_stack '
+                               '(its hardware block has no lbr:)')
+        return (with_robot_address(urdf, robot_address) if robot_address else urdf), {}
+    from hil_core.iiwa import lbr    # (no pinocchio: XML only)
+    name = hw.lbr['robot_name']
+    try:
+        urdf = lbr.hardware_urdf(urdf, name, robot_address or 'INADDR_ANY', robot_port or lbr.HARDWARE_DEFAULTS['port_id'],
+                                 hw.lbr['system_config'])
+    except ValueError as exc:
+        raise BringupError(f'{desc.name} on lbr_fri_ros2_stack: {exc}') from None
+    problems = lbr.check_block(urdf)
+    if problems:        # what SystemInterface::on_init would refuse: said here, before the lab starts
+        raise BringupError(f'{desc.name}: {lbr.PLUGIN} would refuse the block: {"; ".join(problems)}')
+    return urdf, lbr.joint_map(name)
+
+
+def _root_link(urdf: str) -> str:
+    """The URDF's root link: the one link no joint has as its child."""
+    robot = ET.fromstring(urdf)
+    children = {j.find('child').get('link') for j in robot.findall('joint')}
+    roots = [link.get('name') for link in robot.findall('link') if link.get('name') not in children]
+    if len(roots) != 1:
+        raise BringupError(f'the URDF has {len(roots)} root links {roots}, need one')
+    return roots[0]
+
+
+def lab_parameters(desc: SystemDescription, urdf: str, joint_map: dict[str, str]) -> dict[str, Any]:
+    """The params file of ros2_control_node's process: the controllers file's entries for the
+    controller manager and the system's controllers, keyed by their full node names (a
+    namespaced node does not take a plain ``controller_manager:`` key: rclcpp matches a key
+    against the node's full name), joint lists in the lab's names, and joint_state_broadcaster's
+    ``frame_id`` (upstream default ``base_link``, a link of none of the URDFs) the URDF's root
+    link."""
+    hw = desc.hardware
+    config = yaml.safe_load(hw.controllers_file.read_text()) or {}
+    prefix = f'/{hw.namespace}/' if hw.namespace else '/'
+    manager = dict((config.get(CONTROLLER_MANAGER) or {}).get('ros__parameters') or {})
+    # the controller manager knows the types of this system's controllers only
+    manager = {k: v for k, v in manager.items() if not isinstance(v, dict) or k in hw.controllers}
+    out = {f'{prefix}{CONTROLLER_MANAGER}': {'ros__parameters': manager}}
+    for ctrl in hw.controllers:
+        if not isinstance(manager.get(ctrl), dict):
+            raise BringupError(f'{desc.name}: controller {ctrl} has no type in {hw.controllers_file.name}')
+        values = dict((config.get(ctrl) or {}).get('ros__parameters') or {})
+        if 'joints' in values:
+            values['joints'] = [joint_map.get(j, j) for j in values['joints']]
+        if manager[ctrl].get('type') == 'joint_state_broadcaster/JointStateBroadcaster':
+            values['frame_id'] = _root_link(urdf)
+        out[f'{prefix}{ctrl}'] = {'ros__parameters': values}
+    return out
+
+
+def _lab_processes(desc: SystemDescription, robot_address: str,
+                   robot_port: str = '') -> tuple[list[NodeSpec], dict[str, Any]]:
     """Hardware mode, as lbr_fri_ros2_stack's hardware.launch.py: robot_state_publisher with the
-    URDF, ros2_control_node with the controllers file (it reads the URDF's <ros2_control> block
-    from /robot_description), and one spawner per controller once ros2_control_node started."""
+    URDF, ros2_control_node with the controllers' parameters (it reads the URDF's <ros2_control>
+    block from robot_description), and one spawner per controller once ros2_control_node
+    started; all in the hardware's namespace (lbr's for the iiwa). Returns the processes and
+    ros2_control_node's params file (``lab_parameters``)."""
     hw = desc.hardware
     if hw is None:
         raise BringupError(f'system {desc.name} has no hardware: block (mode:=hardware needs one)')
     if not hw.controllers_file.is_file():
         raise BringupError(f'{desc.name}: controllers file {hw.controllers_file} does not exist')
-    urdf = hw.robot_description.read_text()
-    if robot_address:
-        urdf = with_robot_address(urdf, robot_address)
+    urdf, joint_map = _hardware_urdf(desc, robot_address, robot_port)
+    ns = hw.namespace
+    absolute = f'/{ns}' if ns else ''
     out = [NodeSpec(name='robot_state_publisher', package='robot_state_publisher', executable='robot_state_publisher',
-                    parameters={'robot_description': urdf, 'use_sim_time': False}, managed=False, kind='lab'),
+                    parameters={'robot_description': urdf, 'use_sim_time': False}, managed=False, kind='lab',
+                    namespace=ns),
            NodeSpec(name=CONTROLLER_MANAGER, package='controller_manager', executable='ros2_control_node',
-                    params=(hw.controllers_file,), parameters={'use_sim_time': False},
-                    remappings={'~/robot_description': '/robot_description'}, managed=False, kind='lab')]
+                    parameters={'use_sim_time': False},
+                    remappings={'~/robot_description': f'{absolute}/robot_description'}, managed=False, kind='lab',
+                    namespace=ns)]
     for ctrl in hw.controllers:
         out.append(NodeSpec(name=f'spawner_{ctrl}', package='controller_manager', executable='spawner',
-                            arguments=(ctrl, '--controller-manager', f'/{CONTROLLER_MANAGER}'), managed=False,
-                            kind='lab', start_after=CONTROLLER_MANAGER))
-    return out
+                            arguments=(ctrl, '--controller-manager', f'{absolute}/{CONTROLLER_MANAGER}'),
+                            managed=False, kind='lab', start_after=CONTROLLER_MANAGER, namespace=ns))
+    return out, lab_parameters(desc, urdf, joint_map)
 
 
 def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | None = None, *, mode: str = 'mock',
                  lockstep: bool | None = None, record: str | os.PathLike | None = None, rt: bool = False,
                  time_scale: float | None = None, duration: float | None = None, seed: int = 0,
-                 netft_address: str = '', robot_address: str = '', rt_priority: int = 80, rt_cpus: str = '',
+                 netft_address: str = '', robot_address: str = '', robot_port: str = '', rt_priority: int = 80,
+                 rt_cpus: str = '',
                  rt_policy: str = 'rr', stamp: datetime.datetime | None = None) -> BringupPlan:
     """The processes of one run of ``system`` (see the module docstring).
 
@@ -131,7 +199,9 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     supervisor requests START after bring-up and STOP then); None = no automatic run (the
     operator calls /hil/start). time_scale: the mock's pace (default lockstep 0 = as fast as
     possible, real time 1). netft_address: the ft_sensor nodes' sensor_ip. robot_address: the
-    URDF's <ros2_control> <param name="robot_address"> (hardware mode). rt: the HIL_RT_*
+    robot's IP in the URDF's <ros2_control> block (hardware mode): lbr_fri_ros2_stack's
+    ``remote_host`` for an iiwa (``robot_port``: its ``port_id``), else the block's
+    <param name="robot_address">. rt: the HIL_RT_*
     environment of every hil process (rt_policy 'rr' or 'fifo' at rt_priority minus the node's
     rt_rank, affinity rt_cpus, mlockall; hil_nodes.runtime.rt_setup applies them where permitted). One
     process per node (launch, `hil run --isolated`) wants 'rr': equal-priority FIFO processes
@@ -147,7 +217,7 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     desc, _ = _load(system, scenario)
     root = repo_root()
     bag_path = bag_path_for(record, desc.name, seed, stamp) if record else None
-    lab = _lab_processes(desc, robot_address) if hardware else []
+    lab, lab_params = _lab_processes(desc, robot_address, str(robot_port or '')) if hardware else ([], {})
     nodes = ([RECORDER] if bag_path else []) + desc.select(use_mock=not hardware)
     if time_scale is None:
         time_scale = 0.0 if lockstep else 1.0
@@ -156,6 +226,9 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     managed = tuple(n.name for n in nodes if n.managed)
     monitored = [n.name for n in nodes if not n.managed and n.name != 'supervisor']
     hw_params = desc.hardware.parameters if (hardware and desc.hardware) else {}
+    hw_remap = desc.hardware.remappings if (hardware and desc.hardware) else {}
+    # the recorder records the lab's topics under the names the nodes take them by
+    lab_topic = {src: dst for remap in hw_remap.values() for src, dst in remap.items()}
     try:
         rt_env = rt_setup.request_env(rt_priority, rt_cpus, mlock=True, policy=rt_policy) if rt else {}
     except ValueError as exc:
@@ -179,14 +252,15 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
             if monitored:   # an empty list has no type in a params file
                 p['monitored_nodes'] = monitored
         if spec is RECORDER:
-            p.update(bag_path=str(bag_path), topics=list(desc.record_topics),
-                     checkpoint_after=desc.record_checkpoint_after)
+            p.update(bag_path=str(bag_path), topics=[lab_topic.get(t, t) for t in desc.record_topics],
+                     checkpoint_after=lab_topic.get(desc.record_checkpoint_after, desc.record_checkpoint_after))
         env = rt_setup.ranked_env(rt_env, spec.rt_rank) if rt else {}
-        planned.append(replace(spec, parameters=p, env=env))
+        remappings = {**spec.remappings, **hw_remap.get(spec.name, {})}
+        planned.append(replace(spec, parameters=p, env=env, remappings=remappings))
     rviz = root / 'config' / 'rviz' / f'{desc.name}.rviz'
     return BringupPlan(system=desc.name, mode=mode, lockstep=lockstep, rt=rt, processes=tuple(lab + planned),
                        clock_owner=owner, managed=managed, bag_path=bag_path, record_topics=desc.record_topics,
-                       rviz_config=str(rviz) if rviz.is_file() else '', description=desc)
+                       rviz_config=str(rviz) if rviz.is_file() else '', lab_parameters=lab_params, description=desc)
 
 
 # ---- the `hil run` translation ------------------------------------------------------------------
@@ -220,6 +294,12 @@ def container_parts(plan: BringupPlan, overrides_file: pathlib.Path) -> tuple[li
 
 def write_overrides(plan: BringupPlan, path: pathlib.Path) -> pathlib.Path:
     path.write_text(yaml.safe_dump(run_overrides(plan), sort_keys=False))
+    return path
+
+
+def write_lab_parameters(plan: BringupPlan, path: pathlib.Path) -> pathlib.Path:
+    """ros2_control_node's params file of a hardware plan (``lab_parameters``)."""
+    path.write_text(yaml.safe_dump(plan.lab_parameters, sort_keys=False))
     return path
 
 

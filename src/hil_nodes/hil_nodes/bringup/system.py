@@ -53,6 +53,7 @@ class NodeSpec:
     rt_rank: int | None = 0
     # set by the bring-up plan only (hil_nodes.bringup.plan), never read from a system file:
     kind: str = 'hil'                            # 'hil' node, or 'lab' (ros2_control, robot_state_publisher)
+    namespace: str = ''                          # lab processes only: e.g. lbr_fri_ros2_stack's 'lbr'
     arguments: tuple[str, ...] = ()              # plain command-line arguments (controller spawners)
     start_after: str = ''                        # start once this process has started (spawners)
     env: dict[str, str] = field(default_factory=dict)   # extra environment of the process
@@ -67,17 +68,28 @@ class NodeSpec:
 class HardwareSpec:
     """The `hardware:` block of a system file: the lab side that replaces the sim_only nodes.
     robot_state_publisher gets the URDF; ros2_control_node gets the controllers file (and the
-    URDF's <ros2_control> block through /robot_description); one spawner per controller."""
+    URDF's <ros2_control> block through /robot_description); one spawner per controller.
+    ``lbr``: the robot is a KUKA iiwa on lbr_fri_ros2_stack (``robot_name``: its namespace and
+    joint prefix; ``system_config``: overrides of lbr_system_config.yaml's hardware values):
+    the URDF's block becomes the one its SystemInterface requires (hil_core.iiwa.lbr).
+    ``remappings``: per hil node, the topics it takes from the lab side under their lab names."""
     robot_description: pathlib.Path
     controllers: tuple[str, ...]
     controllers_file: pathlib.Path
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)   # node values in hardware mode
+    remappings: dict[str, dict[str, str]] = field(default_factory=dict)   # node remappings in hardware mode
+    lbr: dict[str, Any] | None = None
+
+    @property
+    def namespace(self) -> str:
+        """The lab processes' namespace ('' = the root)."""
+        return self.lbr['robot_name'] if self.lbr else ''
 
 
 def parse_hardware(entry: Any, where: str, root: pathlib.Path) -> HardwareSpec:
     if not isinstance(entry, dict):
         raise BringupError(f'{where} must be a mapping')
-    unknown = set(entry) - {'robot_description', 'controllers', 'controllers_file', 'parameters'}
+    unknown = set(entry) - {'robot_description', 'controllers', 'controllers_file', 'parameters', 'remappings', 'lbr'}
     if unknown:
         raise BringupError(f'{where}: unknown keys {sorted(unknown)}')
     urdf = entry.get('robot_description')
@@ -89,9 +101,21 @@ def parse_hardware(entry: Any, where: str, root: pathlib.Path) -> HardwareSpec:
     parameters = entry.get('parameters') or {}
     if not isinstance(parameters, dict) or not all(isinstance(v, dict) for v in parameters.values()):
         raise BringupError(f'{where}: parameters must map node names to parameter values')
+    remappings = entry.get('remappings') or {}
+    if not isinstance(remappings, dict) or not all(
+            isinstance(v, dict) and all(isinstance(a, str) and isinstance(b, str) for a, b in v.items())
+            for v in remappings.values()):
+        raise BringupError(f'{where}: remappings must map node names to {{topic: topic}}')
+    lbr = entry.get('lbr')
+    if lbr is not None:
+        if not isinstance(lbr, dict) or set(lbr) - {'robot_name', 'system_config'} or \
+                not isinstance(lbr.get('robot_name', 'lbr'), str) or not isinstance(lbr.get('system_config') or {}, dict):
+            raise BringupError(f'{where}: lbr takes robot_name (a name) and system_config (a mapping)')
+        lbr = {'robot_name': lbr.get('robot_name', 'lbr'), 'system_config': dict(lbr.get('system_config') or {})}
     return HardwareSpec(robot_description=(root / urdf).resolve(), controllers=tuple(controllers),
                         controllers_file=(root / entry.get('controllers_file', 'config/controllers.yaml')).resolve(),
-                        parameters={k: dict(v) for k, v in parameters.items()})
+                        parameters={k: dict(v) for k, v in parameters.items()},
+                        remappings={k: dict(v) for k, v in remappings.items()}, lbr=lbr)
 
 
 @dataclass(frozen=True)
@@ -185,9 +209,9 @@ def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDe
     if not all(isinstance(k, str) and k.count('/') == 1 for k in summary):
         raise BringupError(f'{path.name}: summary entries are node/key')
     hardware = parse_hardware(data['hardware'], f'{path.name}: hardware', root) if 'hardware' in data else None
-    if hardware is not None and set(hardware.parameters) - seen:
-        raise BringupError(f'{path.name}: hardware parameters for unknown node(s) '
-                           f'{sorted(set(hardware.parameters) - seen)}')
+    if hardware is not None and (set(hardware.parameters) | set(hardware.remappings)) - seen:
+        raise BringupError(f'{path.name}: hardware parameters or remappings for unknown node(s) '
+                           f'{sorted((set(hardware.parameters) | set(hardware.remappings)) - seen)}')
     return SystemDescription(name=str(data.get('system', path.stem)),
                              description=str(data.get('description', '')), nodes=tuple(nodes), path=path,
                              record_topics=tuple(record), record_checkpoint_after=str(after),

@@ -9,7 +9,8 @@ lockstep, record, rt, scenario, duration, time_scale, seed, netft_address, robot
 layout, ...). For every process, in start order: its node name and namespace, package and
 executable, kind (lab: ros2_control_node, robot_state_publisher, the spawners; hil: the
 suite's nodes), its parameter files and the final values they and the plan give the node
-(robot_state_publisher's ``robot_description``, the URDF text ros2_control_node reads, in full),
+(robot_state_publisher's ``robot_description``, the URDF text ros2_control_node reads, in full;
+ros2_control_node's params file, which the launch file writes, as ``lab_parameters``),
 remappings, arguments, environment and what it starts after. With ``layout:=one_process`` (the
 default) the hil nodes run in one process, listed under ``container``.
 
@@ -25,7 +26,7 @@ from typing import Any
 import yaml
 
 from hil_nodes.bringup.launch_plan import LAUNCH_ARGUMENTS, plan_kwargs, wants_layout
-from hil_nodes.bringup.plan import MODES, bringup_plan, final_parameters
+from hil_nodes.bringup.plan import MODES, bringup_plan, effective_parameters, final_parameters
 from hil_nodes.bringup.system import BringupError
 
 
@@ -63,9 +64,14 @@ def plan_document(values: dict[str, str]) -> dict[str, Any]:
     plan = bringup_plan(**plan_kwargs({k: v for k, v in values.items() if k not in ('rviz', 'layout')}))
     processes = []
     for spec in plan.processes:
-        entry = {'name': spec.name, 'namespace': '/', 'package': spec.package, 'executable': spec.executable,
-                 'kind': spec.kind, 'lifecycle': bool(spec.managed),
+        entry = {'name': spec.name, 'namespace': f'/{spec.namespace}', 'package': spec.package,
+                 'executable': spec.executable, 'kind': spec.kind, 'lifecycle': bool(spec.managed),
                  'parameter_files': [str(p) for p in spec.params], 'parameters': final_parameters(spec)}
+        if spec.kind == 'lab' and spec.executable == 'ros2_control_node':
+            # the params file the launch file writes (lab_parameters below): its own entry first
+            own = effective_parameters([plan.lab_parameters], f'{spec.namespace}/{spec.name}')
+            entry['parameter_files'].append('<lab_parameters, written by the launch file>')
+            entry['parameters'] = {**own, **entry['parameters']}
         for key, value in (('remappings', dict(spec.remappings)), ('arguments', list(spec.arguments)),
                            ('environment', dict(spec.env)), ('start_after', spec.start_after)):
             if value:
@@ -76,6 +82,8 @@ def plan_document(values: dict[str, str]) -> dict[str, Any]:
     if layout == 'one_process':
         doc['container'] = [s.name for s in plan.hil_nodes]
     doc['processes'] = processes
+    if plan.lab_parameters:
+        doc['lab_parameters'] = plan.lab_parameters
     return doc
 
 

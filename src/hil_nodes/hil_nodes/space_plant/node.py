@@ -3,9 +3,15 @@ around a real (or mock) fixed-base KUKA iiwa. docs/space_iiwa.md.
 
 Each ``/joint_states`` sample (1 kHz FRI rate; in lockstep one per frame of the mock) runs one
 HIL iteration (``hil_core.space.plant``: joint rates, satellite by eq. 7, inertial EE pose by
-eq. 12, Dynamic-Jacobian law eq. 11 with PI, smooth limits) and publishes the joint velocity
-command on ``/velocity_controller/commands`` (forward_command_controller convention), the
-satellite odometry, the inertial EE pose, the errors and rviz markers. ``/tf``:
+eq. 12, Dynamic-Jacobian law eq. 11 with PI, smooth limits) and commands joint positions to the
+iiwa's ``joint_trajectory_controller`` (a stock JTC on the position interface, as
+lbr_fri_ros2_stack's iiwa takes it: FRI has no velocity command): one JointTrajectory stamped
+with the sample, the law's limited joint velocity integrated over the sample's period (from the
+measured position where the control (re)starts) followed by a braking tail to rest at
+``acceleration_max`` (hil_nodes.space_plant.command), so the controller stops the arm on its own
+along that ramp when the messages stop. ``joint_names`` names the joints in /joint_states and the
+command (lbr's ``lbr_A1`` .. in hardware mode). It also publishes the satellite odometry, the
+inertial EE pose, the errors and rviz markers. ``/tf``:
 ``world_frame -> satellite_frame`` (the integrated satellite pose) with every sample, the arm's
 joint frames at ``tf_frames_rate``; ``/tf_static``: ``satellite -> iiwa_link_0`` (mount_xyz,
 mount_rpy) and the arm URDF's fixed joints (hil_nodes.msgs.tf_publisher).
@@ -14,7 +20,7 @@ Safety: joint states with NaN/inf, missing joints, wrong sizes, position jumps b
 the velocity limits allow, or a gap in stamps beyond ``max_gap``, and no joint states for
 ``stale_timeout`` wall seconds, latch a FAULT: a ``fault`` event on ``/hil/events`` (the
 supervisor goes to FAULT) and the command ramps to zero at the acceleration limits (never a
-jump). Duplicate or out-of-order stamps are ignored (counted). The fault clears when the
+jump: the positions follow a braking trajectory). Duplicate or out-of-order stamps are ignored (counted). The fault clears when the
 supervisor leaves FAULT (reset); the satellite state is kept and the integrators restart.
 """
 from __future__ import annotations
@@ -29,6 +35,7 @@ from nav_msgs.msg import Odometry
 from rclpy.clock import Clock, ClockType
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
 
 from hil_core.iiwa.kinematics import JOINT_NAMES, default_urdf
 from hil_core.supervision.modes import HilMode
@@ -44,6 +51,7 @@ from hil_nodes.runtime.chain_port import (joint_state_from_message, odometry_por
                                           vector_port)
 from hil_nodes.runtime.runner import main_for
 from hil_nodes.space_plant import params
+from hil_nodes.space_plant.command import command, command_port
 from hil_nodes.space_plant.markers import satellite_markers
 from hil_nodes.msgs.tf_publisher import SpaceTf
 
@@ -69,9 +77,13 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
                                 p.position_margin)
         self.plant.set_setpoint(p.setpoint_position, euler_zyx_to_matrix(np.radians(p.setpoint_euler_zyx_deg)))
         stream = self.stream_qos()
-        self._cmd_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.VELOCITY_COMMANDS,
+        if len(p.joint_names) != 7 or len(set(p.joint_names)) != 7:
+            raise ValueError(f'joint_names: 7 distinct names, got {list(p.joint_names)}')
+        self.joint_names = tuple(p.joint_names)
+        self.a_max = np.broadcast_to(np.asarray(p.acceleration_max, float), (7,)).copy()
+        self._cmd_pub = self.create_lifecycle_publisher(JointTrajectory, topics.IIWA_JOINT_TRAJECTORY,
                                                         qos.command(lockstep=self.p.lockstep))
-        self._cmd_port = vector_port(self._cmd_pub)
+        self._cmd_port = command_port(self._cmd_pub, self.joint_names)
         self._odom_pub = self.create_lifecycle_publisher(Odometry, topics.SPACE_SATELLITE_ODOM, stream)
         self._ee_pub = self.create_lifecycle_publisher(PoseStamped, topics.SPACE_EE_POSE, stream)
         self._err_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.SPACE_ERRORS, stream)
@@ -80,6 +92,7 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
         self._ee_port = pose_port(self._ee_pub, p.world_frame)
         self._err_port = vector_port(self._err_pub)
         self._marker_pub = self.create_lifecycle_publisher(satellite_markers.msg_type, topics.SPACE_MARKERS, 10)
+        # (the URDF's own joint names: the frames are the suite's in every mode)
         self._tf = SpaceTf(self, p.urdf or default_urdf(), JOINT_NAMES, p.world_frame, p.satellite_frame,
                            p.mount_xyz, p.mount_rpy, p.tf_frames_rate, p.tf_joint_frames)
         self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
@@ -98,7 +111,10 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
         self.fault = None
         self.mode = None
         self.phases = SpacePhases()
-        self.last_cmd = np.zeros(7)
+        self.last_cmd = np.zeros(7)       # the law's last joint velocity (rad/s)
+        self.q_cmd = None                 # the commanded joint positions (rad)
+        self.period_ns = 1_000_000        # the last joint sample period (ns): the command's step
+        self.cmd_ns = 0                   # the last command's stamp
         self.frames = self.ignored = self.faults = 0
         self.out = None
         self.step_us = deque(maxlen=2000)
@@ -116,12 +132,14 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
     def deactivate_node(self) -> None:
         self.release(*self._own_timers)
         self._own_timers = []
-        # Stop smoothly: a velocity interface keeps the last command, so send the ramp down at
-        # the acceleration limits (blocking: at most v_max / a_max, a fraction of a second).
-        dt = 0.002
-        while self.plant is not None and np.any(self.plant.limiter.last != 0):
-            self._send(self.plant.limiter.brake(dt))
-            time.sleep(dt)
+        # Stop smoothly: the positions follow the velocity's ramp down at the acceleration limits
+        # (blocking: at most v_max / a_max, a fraction of a second), then hold. The last message's
+        # tail alone would do it on the robot side; these messages also pace a lockstep mock,
+        # one stamp per sample period after the last joint sample.
+        dt_ns = self.period_ns
+        while self.plant is not None and self.q_cmd is not None and np.any(self.plant.limiter.last != 0):
+            self._send(self.plant.limiter.brake(dt_ns * 1e-9), dt_ns, self.cmd_ns + dt_ns)
+            time.sleep(dt_ns * 1e-9)
         self.last_ns = None
 
     def cleanup_node(self) -> None:
@@ -164,21 +182,22 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
         self._wall_last = time.monotonic()
         dt = 1e-3 if self.last_ns is None else (t_ns - self.last_ns) * 1e-9
         try:
-            q = positions_by_name(names, position, JOINT_NAMES)
-            qd = velocities_by_name(names, velocity, JOINT_NAMES) if self.p.use_measured_velocity else None
+            q = positions_by_name(names, position, self.joint_names)
+            qd = velocities_by_name(names, velocity, self.joint_names) if self.p.use_measured_velocity else None
             if self.q_last is not None:
                 if dt > self.p.max_gap:
                     raise ValueError(f'stale joint states: {dt:.4f} s gap > max_gap {self.p.max_gap}')
                 jump = np.abs(q - self.q_last) - (self.v_max / self.p.velocity_scale * dt + self.p.jump_margin)
                 if np.any(jump > 0):
-                    raise ValueError(f'joint position jump at {[JOINT_NAMES[i] for i in np.flatnonzero(jump > 0)]}')
+                    raise ValueError(f'joint position jump at {[self.joint_names[i] for i in np.flatnonzero(jump > 0)]}')
         except ValueError as exc:
             # the satellite integration restarts from the next good sample (satellite pose kept)
             self.last_ns, self.q_last, self.plant.q_prev = t_ns, None, None
             if not self.fault:
                 self._raise_fault(t_ns, str(exc) if 'stale' in str(exc) or 'jump' in str(exc)
                                   else f'bad joint states: {exc}')
-            self._send(self.plant.limiter.brake(min(dt, 0.01)))
+            if self.q_cmd is not None:
+                self._send(self.plant.limiter.brake(min(dt, 0.01)), self._step_ns(dt), t_ns)
             return
         stopped = not np.any(self.plant.limiter.last != 0)
         on, reset, events = self.phases.update(self.mode, stopped)
@@ -190,17 +209,30 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
         if self.plant.q_prev is None:
             self.plant.reset(q, None if self.out is None else self.out.sat_pose)
             self.plant.limiter.reset(self.last_cmd)
+            if self.q_cmd is None:         # (re)start: the positions continue from the measured ones
+                self.q_cmd = q.copy()
         out = self.plant.step(q, min(dt, 0.01), qd, control=on and not self.fault)
         self.step_us.append((time.perf_counter() - t0) * 1e6)
         self.last_ns, self.q_last, self.out = t_ns, q, out
-        self._send(out.command)
+        self._send(out.command, self._step_ns(dt), t_ns)
         self._publish_state(t_ns, out)
         self.frames += 1
 
     # --- outputs -------------------------------------------------------------------------------
-    def _send(self, cmd) -> None:
-        self.last_cmd = np.asarray(cmd, float).copy()
-        self._cmd_port.send(self.last_cmd.copy())     # (the payload is its receivers' once sent)
+    def _step_ns(self, dt: float) -> int:
+        """The command's step: the sample's period (at most 10 ms, as the law's own step)."""
+        self.period_ns = max(1, int(round(min(dt, 0.01) * 1e9)))
+        return self.period_ns
+
+    def _send(self, velocity, step_ns: int, stamp_ns: int) -> None:
+        """Command the law's joint velocity as positions: integrated over ``step_ns`` (the
+        sample's period, the law's own rate) from the last commanded positions, reached at
+        ``stamp_ns + step_ns``, then the tail to rest (hil_nodes.space_plant.command)."""
+        self.last_cmd = np.asarray(velocity, float).copy()
+        self.q_cmd = self.q_cmd + self.last_cmd * (step_ns * 1e-9)
+        self.cmd_ns = int(stamp_ns)
+        # (the payload is its receivers' once sent: fresh arrays)
+        self._cmd_port.send(command(self.joint_names, stamp_ns, self.q_cmd, self.last_cmd, self.a_max, step_ns))
 
     def _event(self, t_ns: int, name: str, why: str, level) -> None:
         self._event_pub.publish(status_array(ns_to_stamp(t_ns), level, name, why, self.get_name(),
@@ -232,8 +264,9 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
         if time.monotonic() - self._wall_last > self.p.stale_timeout:
             if not self.fault:
                 self._raise_fault(self.last_ns, f'no joint states for {self.p.stale_timeout} s (dead peer?)')
-            if np.any(self.plant.limiter.last != 0):
-                self._send(self.plant.limiter.brake(0.01))
+            if np.any(self.plant.limiter.last != 0) and self.q_cmd is not None:
+                # the stamps go on from the last command's (no joint sample gives one)
+                self._send(self.plant.limiter.brake(0.01), 10_000_000, self.cmd_ns + 10_000_000)
 
     def _publish_status(self) -> None:
         now = time.monotonic()

@@ -3,6 +3,7 @@ generated page docs/parameters/space_plant.md and the config files are checked a
 the one mapping from the validated values to the plant's ``SatelliteParams`` and ``ControlGains``."""
 from __future__ import annotations
 
+from hil_core.iiwa.kinematics import JOINT_NAMES
 from hil_core.space.control import ControlGains
 from hil_core.space.model import SatelliteParams
 from hil_nodes.framework.param_table import ConfigFields, Param
@@ -13,6 +14,9 @@ G3 = dict(length=3)
 
 PARAMS = (
     Param('urdf', str, '', "iiwa URDF ('' = urdf/iiwa14.urdf of the source tree)"),
+    Param('joint_names', 'str[]', list(JOINT_NAMES), "the arm's joints in /joint_states and the position "
+          "command's order (the URDF's joints 1-7 in order; lbr_fri_ros2_stack's lbr_A1 .. lbr_A7 in hardware mode)",
+          length=7),
     Param('satellite_mass', float, 100.0, 'satellite mass (kg), seed 002: 100', range=(1e-3, 1e6)),
     Param('satellite_inertia', 'float[]', [2.83, 6.08, 7.42, 0.0, 0.0, 0.0],
           'Ixx Iyy Izz Ixy Ixz Iyz about the satellite CoM (kg m^2), seed 002', length=6, range=(-1e6, 1e6)),

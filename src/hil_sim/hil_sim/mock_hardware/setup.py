@@ -53,6 +53,10 @@ def load_robot(p: SimpleNamespace) -> Robot:
         hardware = parse_ros2_control(text, p.ros2_control)
         controllers = yaml.safe_load(pathlib.Path(p.controllers_file or config_file('controllers.yaml')).read_text())
         spec = controller_spec(controllers or {}, p.controller)
+        if len({iface for j in hardware.joints for iface in j.command}) > 1:
+            # several command interfaces (the iiwa's position and effort): the one the emulated
+            # controller claims, as the controller manager gives it
+            hardware = hardware.claimed(spec.interface)
     except (OSError, ValueError, yaml.YAMLError) as exc:
         raise ParameterError(f'robot: {exc}') from None
     plant = p.plant or hardware.params.get(PLANT_PARAM) or DEFAULT_PLANT
@@ -83,7 +87,9 @@ def build(p: SimpleNamespace, robot: Robot, brake_deceleration):
     except ValueError as exc:
         raise ParameterError(f'{robot.plant_name} plant: {exc}') from None
     try:
-        controller = (TrajectoryFollower(robot.spec, robot.hardware, initial['position']) if robot.spec.trajectory
+        # (a plant that takes the position command itself gets what a JTC writes: ``lead``)
+        controller = (TrajectoryFollower(robot.spec, robot.hardware, initial['position'],
+                                         lead=getattr(plant, 'command_lead', False)) if robot.spec.trajectory
                       else ForwardCommand(robot.spec, robot.hardware))
     except ValueError as exc:
         raise ParameterError(str(exc)) from None

@@ -20,7 +20,14 @@ Hermite with velocities, linear without; after the last knot its position with z
 which is what a position-only command interface receives from a JTC holding its last point).
 An accepted message replaces the active trajectory; its segment before the first point starts
 from the setpoint (``interpolate_from_desired_state``) or the measured state. Points with
-accelerations are refused by the guard (quintic interpolation is not modelled here).
+accelerations are refused by the guard (quintic interpolation is not modelled here). Its rows
+are setpoints at the step starts with their velocity and acceleration (the servo plant's), or,
+with ``lead`` (a plant that takes the position command itself, the iiwa's), what a JTC writes
+to the position interface at each update: the trajectory one update period ahead
+(``command_next_``), i.e. at the end of the step. A trajectory that ends at rest by its
+velocities carries its own stop (a braking profile, the iiwa's braking tail): without a new message (a late lockstep frame)
+or across frames real time skipped, it goes on from where it was, as a JTC goes on with the
+trajectory it has; any other is held at the current setpoint (the mock's stop).
 
 :class:`ForwardCommand` (FCC): a message with any non-finite value is dropped whole; a size
 mismatch deactivates the controller (its command becomes NaN and no later message is taken);
@@ -123,8 +130,9 @@ END_AT_REST = 1e-6
 class TrajectoryFollower:
     late_action = 'held the last setpoint'
 
-    def __init__(self, spec: ControllerSpec, hardware: HardwareInfo, initial_positions):
+    def __init__(self, spec: ControllerSpec, hardware: HardwareInfo, initial_positions, lead: bool = False):
         self.spec = spec
+        self.lead = bool(lead)
         self.order = _hardware_order(spec, hardware)
         lo, hi = hardware.command_limits()
         ctl = np.argsort(self.order)                   # hardware index of each controller joint
@@ -181,23 +189,36 @@ class TrajectoryFollower:
         self.knots = (np.concatenate(((now,), kt)), np.vstack([sp_p, pos_kept]), knot_v)
         self.braking = False
 
-    def hold(self, now: float) -> None:
-        """Stop following: keep the current setpoint, no jump (zero velocity feedforward)."""
+    def activate(self, now: float) -> None:
+        """Keep the current setpoint, no jump (zero velocity feedforward): a JTC's hold position
+        on activation, and the mock's stop of a trajectory that ends moving."""
         sp_p, _ = self.setpoint(now)
         self.knots = (np.array([now]), sp_p, None)
         self.braking = False
 
-    activate = hold
+    def carries_its_stop(self) -> bool:
+        """The active trajectory ends at rest by its own velocities (a braking profile, the
+        iiwa's tail): it can go on unattended. One without velocities ends on a linear segment's
+        slope, one that ends moving does not stop: neither can."""
+        return self.braking or (self.knots[2] is not None and not self.ends_moving())
+
+    def hold(self, now: float) -> None:
+        """No command for this frame: a trajectory that carries its own stop goes on (a JTC keeps
+        the trajectory it has; past its end it holds the last point); any other stops at the
+        current setpoint (:meth:`activate`)."""
+        if not self.carries_its_stop():
+            self.activate(now)
 
     def frames_skipped(self, now: float, later: float) -> None:
         """Real time skipped the frames from ``now`` to ``later`` (the plant did not move): the
-        setpoint must not jump ahead. A trajectory is dropped (hold); a braking profile goes on
-        from where it was, later (the stop stays controlled)."""
-        if self.braking:
+        setpoint must not jump ahead. A trajectory that carries its own stop (a braking profile,
+        the iiwa's tail) goes on from where it was, later (the stop stays controlled); any other
+        is dropped (held)."""
+        if self.carries_its_stop():
             t, p, v = self.knots
             self.knots = (t + (later - now), p, v)
         else:
-            self.hold(now)
+            self.activate(now)
 
     def brake(self, now: float, deceleration, dt: float) -> None:
         """From the current setpoint to rest at ``deceleration`` (hil_core.drives.command_watchdog)."""
@@ -208,6 +229,8 @@ class TrajectoryFollower:
 
     def commands(self, t0: float, m: int, h: float) -> dict:
         knot_t, knot_p, knot_v = self.knots
+        if self.lead:            # the JTC's command: the trajectory at each step's end
+            return {'position': sample_knots(knot_t, knot_p, knot_v, t0 + h * np.arange(1, m + 1))[0]}
         ref_p, ref_v = sample_knots(knot_t, knot_p, knot_v, t0 + h * np.arange(m + 1))
         # feedforward acceleration: the setpoint's mean over each step (none for linear segments)
         acc = np.diff(ref_v, axis=0) / h if knot_v is not None else np.zeros((m, ref_p.shape[1]))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -35,6 +35,17 @@ class HardwareInfo:
     @property
     def joint_names(self) -> tuple:
         return tuple(j.name for j in self.joints)
+
+    def claimed(self, interface: str) -> 'HardwareInfo':
+        """The block as one controller claiming ``interface`` on every joint sees it (the mock
+        emulates one controller): each joint keeps that command interface only, e.g. position of
+        the iiwa's position and effort (lbr_fri_ros2_stack's). ValueError if a joint lacks it."""
+        missing = [j.name for j in self.joints if interface not in j.command]
+        if missing:
+            raise ValueError(f'<ros2_control name="{self.name}">: joints {missing} have no {interface!r} command '
+                             'interface')
+        joints = tuple(replace(j, command={interface: j.command[interface]}) for j in self.joints)
+        return replace(self, joints=joints)
 
     def command_interface(self) -> str:
         """The one command interface every joint has (the mock emulates one controller)."""

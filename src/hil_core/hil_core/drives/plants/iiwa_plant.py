@@ -1,10 +1,20 @@
 """The KUKA iiwa 14 joints (``hil_core.iiwa.arm_sim.ArmSim``) as a mock plant.
 
-Velocity-commanded joints (the FRI rate: one step per frame, 1 ms): each step takes one joint
-velocity target per joint. A NaN target ("no command yet", or the emulated controller stopped)
-makes the drive brake: its target ramps from the last one to zero at ``brake_deceleration``
-and then holds (the former mock_iiwa's braking, now what the drive does without a command).
-States: position, velocity and the measured joint torque (effort).
+Position-commanded joints, as FRI's joint position mode and lbr_fri_ros2_stack's
+``lbr_ros2_control::SystemInterface`` take them (position and effort command interfaces; the
+controllers claim position): one step per frame (the FRI rate, 1 ms), one joint position target
+per joint: the value the controller wrote to the position interface for that cycle, which a
+joint_trajectory_controller takes one update period ahead on its trajectory (``command_lead``:
+the emulated JTC gives the trajectory at the step's end). The drives follow the commanded positions as a position loop around the joint
+velocity loop of ``ArmSim``: velocity target = the reference's velocity (its difference over
+the step) + ``position_gain`` x (reference - measured position).
+
+A NaN target ("no command yet", or the emulated controller stopped) never makes a jump: the
+reference starts from the measured position (as lbr's ``init_command`` does with a NaN target)
+and, when commands stop while it moves, brakes: its velocity ramps from the last one to zero at
+``brake_deceleration`` and its position follows that ramp, then holds -- a braking trajectory
+of positions, the controlled stop of the drives' watchdog. States: position, velocity and the
+measured joint torque (effort).
 
 The gain defaults restate ``ArmSimParams``'s (test/unit/test_plants.py checks they agree), so
 declaring them does not import pinocchio; the simulation is imported when a plant is built.
@@ -41,16 +51,19 @@ GAINS = (
          (0.0, 50.0), N),
     Gain('ripple_periods', 'float[]', [800.0] * N, 'iiwa plant: ripple periods per joint revolution',
          (0.0, 1e5), N),
+    Gain('position_gain', float, 10.0, 'iiwa plant: position loop gain of the drives around their velocity loop '
+         '(1/s; assumption, half the velocity crossover in rad/s divided by 2 pi)', (0.0, 1000.0)),
 )
 
 
 class IiwaPlant:
     GAINS = GAINS
-    command_interface = 'velocity'
+    command_interface = 'position'
+    command_lead = True        # a JTC's rows: the trajectory at each step's end (its command_next_)
 
     def __init__(self, setup: PlantSetup):
         from hil_core.iiwa.arm_sim import ArmSim, ArmSimParams   # pinocchio only for this plant
-        require_joints(setup, 'iiwa', 'velocity', N)
+        require_joints(setup, 'iiwa', 'position', N)
         g = setup.gains
         params = ArmSimParams(armature=tuple(g['armature']), velocity_bandwidth_hz=g['velocity_bandwidth_hz'],
                               fc=tuple(g['coulomb_friction']), fs_ratio=g['static_ratio'],
@@ -63,19 +76,25 @@ class IiwaPlant:
         self.sim = ArmSim(params, setup.robot_description or None)
         self.step_size = self.setpoint_period = float(setup.frame_period)
         self.deceleration = np.asarray(setup.brake_deceleration, dtype=float)
+        self.position_gain = float(g['position_gain'])
         self.reset(setup.initial)
 
     def reset(self, initial: Mapping[str, np.ndarray]) -> None:
         self.sim.reset(initial['position'])
-        self.target = np.zeros(N)
+        self.reference = self.sim.q.copy()          # the drives hold where they are
+        self.reference_velocity = np.zeros(N)
 
     def step(self, h: float, commands: Mapping[str, np.ndarray]) -> None:
         for row in check_step(self, h, commands):
             unset = np.isnan(row)
-            # braking: the target moves toward zero by at most deceleration * h per step
-            ramp = self.target - np.clip(self.target, -self.deceleration * h, self.deceleration * h)
-            self.target = np.where(unset, ramp, row)
-            self.sim.step(self.target, h)
+            ref, ref_v = self.reference, self.reference_velocity
+            # braking: the reference's velocity moves toward zero by at most deceleration * h
+            ramp = ref_v - np.clip(ref_v, -self.deceleration * h, self.deceleration * h)
+            v_ff = np.where(unset, ramp, (row - ref) / h)
+            target = v_ff + self.position_gain * (ref - self.sim.q)
+            self.sim.step(target, h)
+            self.reference = np.where(unset, ref + ramp * h, row)
+            self.reference_velocity = v_ff
 
     def states(self) -> dict[str, np.ndarray]:
         s = self.sim
