@@ -11,7 +11,12 @@ Seed 000 section 4.1.1 (synchronization coefficient) and section 5 (secondary st
 * RETURNING_HOME: a quintic from the current setpoint (position, velocity, acceleration:
   C2 continuous) to home, duration stretched until velocity and acceleration limits hold;
 * FAULT (and a stop to IDLE while moving): each axis decelerates at ``fault_deceleration``
-  to zero velocity and holds (velocity continuous, no jump).
+  to zero velocity and holds (velocity continuous, no jump);
+* via points (an operator's motion command, RUNNING only): a clamped cubic spline from the
+  current setpoint (position and velocity: no jump) through the given points, at rest at the
+  last one, then holding it; refused with the reason unless every point and the whole path lie
+  inside the joints' travel and within the script's velocity and acceleration limits
+  (:func:`via_path`).
 
 :class:`ScriptedMotion` is a pure state machine driven once per frame by the requested HIL
 mode (``hil_core.supervision.modes``: it reacts to changes of the *requested* modes and proceeds on its
@@ -219,6 +224,28 @@ class ScriptedMotion:
         self.phase = HilMode.IDLE
         self.segment = None
         self._last_request = None
+        self.via = None                 # (flat via points, t they were checked for) not started yet
+        self.via_refused = None         # why the last via points could not start (changed state)
+
+    def check_via(self, t0: float, flat, lower, upper, names) -> ViaPath:
+        """The via-point path starting at frame time ``t0`` (the next frame), or ValueError."""
+        if self.phase is not HilMode.RUNNING or self.segment is None:
+            raise ValueError(f'via points are taken in RUNNING only (the script is in {self.phase.value})')
+        p, v, _ = self._state(t0)
+        return via_path(t0, p, v, flat, self.limits, lower, upper, names)
+
+    def request_via(self, flat, lower, upper, names) -> None:
+        """Start checked via points at the next frame (checked again there, from that frame's state)."""
+        self.via = (list(flat), np.asarray(lower, float), np.asarray(upper, float), list(names))
+
+    def _start_via(self, t: float) -> None:
+        flat, lower, upper, names = self.via
+        self.via = None
+        try:
+            self.segment = self.check_via(t, flat, lower, upper, names)
+            self.via_refused = None
+        except ValueError as exc:
+            self.via_refused = str(exc)
 
     def _state(self, t):
         p, v, a = self.segment.evaluate(np.array([t]))
@@ -261,7 +288,10 @@ class ScriptedMotion:
             mode = None
         if mode in REQUESTED_MODES and mode is not self._last_request:
             self._last_request = mode
+            self.via = None
             self._on_request(t, mode, measured)
+        if self.via is not None and self.phase is HilMode.RUNNING:
+            self._start_via(t)
         if self.phase is HilMode.HOMING and t >= self.segment.end:
             events.append((Event.HOMED.value, f'home reached by homing at {t:.4f} s'))
             self.segment = SyncRamp(t, self.home, self.script, self.config.sync_duration)
@@ -275,3 +305,85 @@ class ScriptedMotion:
             self.phase = HilMode.IDLE
         p, v, _ = self.segment.evaluate(np.asarray(times, dtype=float))
         return p, v, events
+
+
+# --- operator's via points (the HMI's motion command for the drive test) --------------------------
+VIA_SAMPLES = 64                 # samples per via segment when checking the limits
+
+
+def parse_via_points(flat, n_joints: int) -> tuple[np.ndarray, np.ndarray]:
+    """(times (N,), positions (N, n)) from the flat list ``[t_1, q_1 .. q_n, t_2, ...]``
+    (``time_from_start`` in s, as a JointTrajectory point's; positions in m); ValueError naming
+    what is malformed."""
+    v = np.asarray(list(flat), dtype=float)
+    width = n_joints + 1
+    if v.size == 0 or v.size % width:
+        raise ValueError(f'via points need {width} values per point (time_from_start in s, then {n_joints} '
+                         f'positions in m), got {v.size} values')
+    if not np.all(np.isfinite(v)):
+        raise ValueError('via points must be finite (no NaN/inf)')
+    rows = v.reshape(-1, width)
+    times, positions = rows[:, 0], rows[:, 1:]
+    if times[0] <= 0 or np.any(np.diff(times) <= 0):
+        raise ValueError(f'via point times must be positive and strictly increasing, got {times.tolist()}')
+    return times, positions
+
+
+class ViaPath:
+    """A C2 cubic spline from the current setpoint (its position and velocity at ``t0``) through
+    the via points, at rest at the last one, then holding it (scipy's clamped CubicSpline)."""
+
+    def __init__(self, t0, p0, v0, times, positions):
+        from scipy.interpolate import CubicSpline
+        self.t0 = float(t0)
+        knots = np.concatenate([[0.0], times])
+        pts = np.vstack([np.asarray(p0, float)[None], positions])
+        self.spline = CubicSpline(knots, pts, bc_type=((1, np.asarray(v0, float)), (1, np.zeros(pts.shape[1]))))
+        self.knots = knots
+        self.duration = float(knots[-1])
+        self.end = self.t0 + self.duration
+        self.last = pts[-1].copy()
+
+    def evaluate(self, t):
+        tau = np.clip(np.asarray(t, dtype=float) - self.t0, 0.0, self.duration)
+        p, v, a = self.spline(tau), self.spline(tau, 1), self.spline(tau, 2)
+        after = np.asarray(t, dtype=float) >= self.end
+        p[after], v[after], a[after] = self.last, 0.0, 0.0
+        return p, v, a
+
+    def samples(self) -> np.ndarray:
+        """Times (from t0) at which the limits are checked: every knot and VIA_SAMPLES per segment."""
+        return np.unique(np.concatenate([np.linspace(a, b, VIA_SAMPLES + 1)
+                                         for a, b in zip(self.knots[:-1], self.knots[1:])]))
+
+
+def via_path(t0, p0, v0, flat, limits: MotionLimits, lower, upper, names) -> ViaPath:
+    """The via-point path from the state (p0, v0) at t0, checked as the script is: inside the
+    joints' travel [lower, upper] all along, velocity and acceleration within the script's
+    limits; ValueError with the reason otherwise (``names``: the joints, for the message)."""
+    n = len(names)
+    times, positions = parse_via_points(flat, n)
+    lower, upper = np.asarray(lower, float), np.asarray(upper, float)
+    for k, q in enumerate(positions):
+        bad = np.flatnonzero((q < lower) | (q > upper))
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(f'via point {k + 1} out of the workspace: {names[i]} = {q[i]:.4g} m is outside its '
+                             f'travel [{lower[i]:.4g}, {upper[i]:.4g}] m')
+    path = ViaPath(t0, p0, v0, times, positions)
+    tau = path.samples()
+    p, v, a = path.spline(tau), path.spline(tau, 1), path.spline(tau, 2)
+    for what, values, lim, unit in (('velocity', v, limits.velocity_max, 'm/s'),
+                                    ('acceleration', a, limits.acceleration_max, 'm/s^2')):
+        excess = np.abs(values) / lim
+        if np.max(excess) > 1.0 + 1e-9:
+            k, i = np.unravel_index(int(np.argmax(excess)), excess.shape)
+            seg = int(np.searchsorted(path.knots, tau[k], side='left'))
+            raise ValueError(f'via points too fast: {names[i]} reaches {abs(values[k, i]):.4g} {unit} on the way to '
+                             f'via point {max(seg, 1)}, above {what}_max {lim[i]:.4g} {unit} (give it more time)')
+    outside = (p < lower - 1e-12) | (p > upper + 1e-12)
+    if outside.any():
+        k, i = np.argwhere(outside)[0]
+        raise ValueError(f'via points out of the workspace between points: the path takes {names[i]} to '
+                         f'{p[k, i]:.4g} m, outside its travel [{lower[i]:.4g}, {upper[i]:.4g}] m')
+    return path

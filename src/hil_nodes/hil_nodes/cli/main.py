@@ -9,7 +9,7 @@ import sys
 
 # Sub-command modules; each exposes add_parser(subparsers) and run(args) -> int.
 COMMANDS = ['run_cmd', 'plan_cmd', 'bench_cmd']
-OPTIONAL_COMMANDS = ['workspace_cmd', 'report_cmd']
+OPTIONAL_COMMANDS = ['workspace_cmd', 'report_cmd', 'hmi_cmd']
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,6 +16,13 @@ Once no valid sample has arrived for ``stale_timeout`` (sample time) the node pu
 on either topic until valid data returns: downstream must hold on silence.
 In lockstep the node is purely reactive: the filtered wrench for frame t_k is published as
 soon as the input sample stamped t_k has been processed.
+
+Force joystick (``topics.JOYSTICK_WRENCH``, geometry_msgs/WrenchStamped from the HMI or a lab
+joystick node): the operator's wrench, limited in magnitude and rate and released when it goes
+silent (``hil_core.ft.joystick``), is added to every sample of the sensor's load before the
+signal chain, exactly where a push on a joystick mounted on the sensor would appear. It acts on
+simulated and recorded loads; on a real sensor (``netft``) only with ``joystick_in_hardware``.
+A refused input (NaN/inf, an unknown frame) is a WARN status ``ft_sensor: joystick``.
 """
 from __future__ import annotations
 
@@ -25,13 +32,15 @@ import time
 import numpy as np
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rclpy.clock import Clock, ClockType
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_srvs.srv import Trigger
 
+from hil_core.ft.joystick import JoystickLoad
 from hil_core.ft.signal_chain import REASONS, VALID, SignalChain, rotate_wrench
 from hil_core.maths.rotations import quat_to_matrix
 from hil_nodes import topics
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
-from hil_nodes.msgs.convert import pose_to_array
+from hil_nodes.msgs.convert import pose_to_array, wrench_to_array
 from hil_nodes.ft_sensor import params
 from hil_nodes.ft_sensor.sources import SOURCES
 from hil_nodes.runtime.chain_port import wrench_port
@@ -41,6 +50,12 @@ from hil_nodes.runtime.runner import main_for
 # contract of docs/ft_sensor.md (a 7 kHz stream of NaN is one ERROR per 0.2 s), tighter than the
 # common default because a sensor fault is what the operator must see first
 INPUT_ERROR_INTERVAL = 0.2
+
+# the joystick is read best effort: a best-effort or reliable publisher (the HMI, a lab node) both
+# match, and a lost message is replaced by the next one (joysticks repeat at 10-50 Hz)
+JOYSTICK_QOS = QoSProfile(depth=10, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT,
+                          durability=DurabilityPolicy.VOLATILE)
+JOYSTICK_TASK = 'joystick'
 
 
 class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', params=params.PARAMS):
@@ -52,7 +67,9 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
         self.chain: SignalChain | None = None
         self.source = None
         self.pub = self.pub_raw = None
-        self._srv = self._timer = self._pose_sub = None
+        self._srv = self._timer = self._pose_sub = self._joy_sub = None
+        self.joystick: JoystickLoad | None = None
+        self.joystick_on = False
         self.R = np.eye(3)
         self.published = 0
         self.bad_packets = 0
@@ -95,6 +112,10 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
         if p.use_tcp_pose:
             self._pose_sub = self.create_subscription(PoseStamped, topics.KINEMATICS_TCP_POSE, self._on_pose,
                                                       self.stream_qos())
+        self.joystick = JoystickLoad(params.joystick_limits(p))
+        self.joystick_on = params.joystick_allowed(p)
+        self._joy_sub = self.create_subscription(WrenchStamped, topics.JOYSTICK_WRENCH, self._on_joystick,
+                                                 JOYSTICK_QOS)
         try:
             self.source = SOURCES[p.source](self)
         except (ValueError, OSError) as exc:
@@ -103,6 +124,8 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
 
     def activate_node(self) -> None:
         self._was_stale = True
+        with self.lock:
+            self.joystick.reset()
         self.source.activate()
         self.status(OK, f'active, source {self.p.source}', filter_delay_ms=1e3 * self.chain.delay_estimate())
 
@@ -132,8 +155,8 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
 
     def _release_configured(self) -> None:
         self._close_source()
-        self.release(self._srv, self._timer, self._pose_sub, self.pub, self.pub_raw)
-        self._srv = self._timer = self._pose_sub = self.pub = self.pub_raw = None
+        self.release(self._srv, self._timer, self._pose_sub, self._joy_sub, self.pub, self.pub_raw)
+        self._srv = self._timer = self._pose_sub = self._joy_sub = self.pub = self.pub_raw = None
 
     # --- data path ----------------------------------------------------------------------------------
     def _on_pose(self, msg: PoseStamped) -> None:
@@ -141,11 +164,49 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
         if np.all(np.isfinite(q)) and np.linalg.norm(q) > 0.5:
             self.R = quat_to_matrix(q)
 
+    def _on_joystick(self, msg: WrenchStamped) -> None:
+        """The operator's wrench: in the sensor's axes (frame_id '' or ``frame_id``) or in the base's
+        (``base_frame_id``: turned into the sensor's by the current orientation)."""
+        if not self.active or self.joystick is None:
+            return
+        p = self.p
+        if not self.joystick_on:
+            self.report_problem('joystick ignored', WARN, f'joystick input ignored: source {p.source} is a real '
+                                "sensor and 'joystick_in_hardware' is false", task=JOYSTICK_TASK)
+            return
+        frame = msg.header.frame_id
+        w = wrench_to_array(msg.wrench)
+        kind = 'joystick value'                  # one throttle per kind of refusal
+        with self.lock:
+            if frame in ('', p.frame_id):
+                why = self.joystick.command(w, self.chain.last_stamp)
+            elif frame == p.base_frame_id:          # base axes -> sensor axes (R: sensor -> base)
+                why = self.joystick.command(rotate_wrench(self.R.T, w), self.chain.last_stamp)
+            else:
+                self.joystick.refused += 1
+                kind = 'joystick frame'
+                why = (f"joystick frame '{frame}' refused: give '{p.frame_id}' (sensor axes, '' too) or "
+                       f"'{p.base_frame_id}' (base axes)")
+        if why is not None:
+            self.report_problem(kind, WARN, why, interval=INPUT_ERROR_INTERVAL, task=JOYSTICK_TASK,
+                                figures=self._joystick_figures)
+
+    def _joystick_figures(self) -> dict:
+        j = self.joystick
+        return dict(joystick_force=float(np.linalg.norm(j.applied[:3])),
+                    joystick_torque=float(np.linalg.norm(j.applied[3:])),
+                    joystick_applied=' '.join(f'{v:.4g}' for v in j.applied),
+                    joystick_accepted=j.accepted, joystick_refused=j.refused, joystick_active=self.joystick_on)
+
     def ingest(self, stamps_ns, wrench_si, flagged=None) -> None:
         """Run samples through the chain and publish (called by the sources, any thread)."""
         with self.lock:
             if self.chain is None or not self.active:
                 return
+            if self.joystick_on:
+                joy = self.joystick.sample(stamps_ns)     # zeros at once while nobody pushes
+                if joy.any():
+                    wrench_si = np.asarray(wrench_si, dtype=float) + joy
             with self._cycle(int(stamps_ns[-1])):
                 self._process(stamps_ns, wrench_si, flagged)
 
@@ -217,6 +278,8 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
                        filter_delay_ms=1e3 * c.delay_estimate(), bad_packets=self.bad_packets)
         if hasattr(self.source, 'figures'):      # netft: packets, strays, resets, rate (netft_source)
             figures.update(self.source.figures())
+        if self.joystick is not None:
+            figures.update(self._joystick_figures())
         return figures
 
     def _diagnose(self) -> None:

@@ -3,6 +3,7 @@ generated page docs/parameters/ft_sensor.md and the config files are checked aga
 the one mapping from the validated values to the signal chain's ``ChainConfig``."""
 from __future__ import annotations
 
+from hil_core.ft.joystick import JoystickLimits
 from hil_core.ft.signal_chain import MINI45_RANGE, ChainConfig
 from hil_nodes import topics
 from hil_nodes.framework.param_table import ConfigFields, Param
@@ -52,6 +53,20 @@ PARAMS = (
     Param('replay_topic', str, topics.FT_WRENCH_RAW, 'replay: WrenchStamped topic in the bag'),
     Param('replay_loop', bool, False, 'replay: start over at the end instead of going stale'),
     Param('publish_raw_all', bool, False, 'publish every valid raw sample, not only those on the publish grid'),
+    # the force joystick (hil_core.ft.joystick, topics.JOYSTICK_WRENCH): the operator's wrench, limited,
+    # added to the sensor's load before the signal chain, as a push on a joystick mounted on the sensor
+    Param('joystick_force_max', float, 50.0, 'joystick: largest force magnitude added to the load (N; 0 = '
+          'no force)', range=(0.0, 1e4)),
+    Param('joystick_torque_max', float, 5.0, 'joystick: largest torque magnitude added to the load (N m; 0 = '
+          'no torque)', range=(0.0, 1e3)),
+    Param('joystick_force_rate', float, 200.0, 'joystick: fastest change of the applied force vector (N/s)',
+          range=(1e-3, 1e6)),
+    Param('joystick_torque_rate', float, 20.0, 'joystick: fastest change of the applied torque vector (N m/s)',
+          range=(1e-3, 1e5)),
+    Param('joystick_timeout', float, 0.5, 'joystick: no input for this long (sample time, s) releases it: '
+          'the wrench ramps to zero at the rate limits', range=(1e-3, 60.0)),
+    Param('joystick_in_hardware', bool, False, 'joystick: also add it to a real sensor (source netft); '
+          'false: ignored with a warning there'),
     # the common status_period with this node's default: its figures (rate_hz, silence) cover one period
     Param('status_period', float, 1.0, 'wall s between summary statuses (rate_hz and "no input" cover one '
           'period) and "ft_sensor: cycle" statuses', range=(0.01, 60.0)),
@@ -64,6 +79,23 @@ CHAIN_CONFIG = ConfigFields(
     # a Net F/T box streams at its own clock: every n-th sample, not the stamps on a grid
     derived={'decimation': lambda p: 'count' if p.source == 'netft' else 'grid'},
     fixed=frozenset({'spike_window'}))
+
+# sources whose load is a real sensor's: the joystick is added there only with joystick_in_hardware
+HARDWARE_SOURCES = frozenset({'netft'})
+
+
+JOYSTICK_LIMITS = ConfigFields(JoystickLimits, renamed={f: f'joystick_{f}' for f in (
+    'force_max', 'torque_max', 'force_rate', 'torque_rate', 'timeout')})
+
+
+def joystick_limits(p) -> JoystickLimits:
+    """The joystick's limits for the validated values ``p``."""
+    return JOYSTICK_LIMITS.build(p)
+
+
+def joystick_allowed(p) -> bool:
+    """The joystick is added to simulated or recorded loads; to a real sensor only when allowed."""
+    return p.source not in HARDWARE_SOURCES or p.joystick_in_hardware
 
 
 def chain_config(p) -> ChainConfig:

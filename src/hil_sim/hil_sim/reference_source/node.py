@@ -7,15 +7,25 @@ output is a function of message content only; in real time it computes a frame f
 frame it commands every frame (holding in IDLE): one JointTrajectory stamped t_k with one
 point per servo substep (positions + velocities). Motion math: ``hil_core.drives.scripted_motion``.
 Events (homed, synchronized, home_reached) go to ``/hil/events`` stamped with the frame time.
+
+Motion command (the HMI's, or ``ros2 param set /reference_source via_points [...]``): the dynamic
+parameter ``via_points`` is checked when it is set (``ScriptedMotion.check_via``: RUNNING only,
+inside the URDF's travel, within the script's limits, from the setpoint of the next frame) and
+refused with the reason in the SetParameters answer; accepted, the path starts at the next frame.
 """
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import SetParametersResult
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Header
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from hil_core.data_paths import data_root
+from hil_core.drives.plants.description import parse_ros2_control
 from hil_core.drives.scripted_motion import ScriptedMotion
 from hil_nodes import qos, topics
 from hil_nodes.framework.base import OK, WARN, HilLifecycleNode
@@ -31,6 +41,7 @@ class ReferenceSourceNode(HilLifecycleNode, name='reference_source', task='refer
     def __init__(self, node_name: str | None = None, **kwargs):
         super().__init__(node_name, **kwargs)
         self._subs = []
+        self.add_on_set_parameters_callback(self._check_via_points)
 
     def check_parameters(self, p) -> str | None:
         n = len(p.joint_names)
@@ -43,7 +54,48 @@ class ReferenceSourceNode(HilLifecycleNode, name='reference_source', task='refer
         problem = params.script_config(p).problem()
         return f'script parameters: {problem}' if problem else None
 
+    def _check_via_points(self, parameters) -> SetParametersResult:
+        """A via_points command, checked against the motion it would change before the base's
+        callback accepts it (rclpy calls the newest callback first); other parameters pass."""
+        given = [prm for prm in parameters if prm.name == 'via_points']
+        if not given or not self.configured or not list(given[-1].value or []):
+            return SetParametersResult(successful=True)      # configure-time values, an empty command
+        if not self.active:
+            return SetParametersResult(successful=False, reason='via points are taken while the script runs '
+                                       '(reference_source is not active)')
+        try:
+            self.motion.check_via(self._next_frame_t(), list(given[-1].value), *self._travel, self.p.joint_names)
+        except ValueError as exc:
+            self.status(WARN, f'via points refused: {exc}', task='motion command')
+            return SetParametersResult(successful=False, reason=str(exc))
+        return SetParametersResult(successful=True)
+
+    def _next_frame_t(self) -> float:
+        """Sim time of the next frame the script computes (the via path starts there)."""
+        return (self.last_t_ns * 1e-9 if self.last_t_ns is not None else 0.0) + self.p.frame_period
+
+    def _load_travel(self, p):
+        """(lower, upper) of the joints' position commands in the URDF's <ros2_control> block."""
+        path = pathlib.Path(p.robot_description)
+        path = path if path.is_absolute() or path.exists() else data_root() / path
+        try:
+            info = parse_ros2_control(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"parameter 'robot_description' ({path}): {exc}") from exc
+        lower, upper = info.command_limits()
+        index = {n: i for i, n in enumerate(info.joint_names)}
+        missing = [n for n in p.joint_names if n not in index]
+        if missing:
+            raise ValueError(f"parameter 'robot_description': joints {missing} are not in {path}")
+        order = [index[n] for n in p.joint_names]
+        return lower[order], upper[order]
+
     def apply_parameters(self, changed: set[str]) -> None:
+        if 'via_points' in changed and self.active and self.p.via_points:
+            self.motion.request_via(self.p.via_points, *self._travel, self.p.joint_names)
+            self.status(OK, f'via points accepted: {len(self.p.via_points) // (len(self.p.joint_names) + 1)} '
+                        'point(s) from the next frame', task='motion command')
+            return
         if not self.active:         # accepted while inactive: restart the script from IDLE
             self.motion = ScriptedMotion(params.script_config(self.p))
             self.n_points = int(round(self.p.frame_period / self.p.servo_period))
@@ -53,6 +105,8 @@ class ReferenceSourceNode(HilLifecycleNode, name='reference_source', task='refer
     def configure_node(self) -> None:
         p = self.p
         self.motion = ScriptedMotion(params.script_config(p))
+        self._travel = self._load_travel(p)
+        self.last_t_ns = None
         self.n_points = int(round(p.frame_period / p.servo_period))
         self._input = JointFramePairing(p.lockstep, self._compute)
         self.mode = None
@@ -106,7 +160,11 @@ class ReferenceSourceNode(HilLifecycleNode, name='reference_source', task='refer
             measured = self.motion.segment.evaluate(np.array([t]))[0][0]
         dt = self.p.servo_period
         offsets = dt * np.arange(1, self.n_points + 1)
+        self.last_t_ns = t_ns
         pos, vel, events = self.motion.frame(t, mode, measured, t + offsets)
+        if self.motion.via_refused:
+            self.status(WARN, f'via points not started: {self.motion.via_refused}', task='motion command')
+            self.motion.via_refused = None
         msg = JointTrajectory()
         msg.header.stamp = ns_to_stamp(t_ns)
         msg.joint_names = list(self.p.joint_names)

@@ -26,6 +26,13 @@ PARAMS = (
     Param('homing_min_duration', float, 1.0, 'shortest homing / return-home move (s)', range=(1e-3, 600.0)),
     Param('frame_period', float, HIGH_LEVEL_PERIOD, 'frame T (s)', range=(1e-4, 1.0)),
     Param('servo_period', float, SERVO_PERIOD, 'spacing of the command points (s)', range=(1e-5, 0.1)),
+    Param('robot_description', str, 'urdf/hexafloat_scaled.urdf', "URDF whose <ros2_control> position "
+          "limits are the joints' travel, the workspace of the via points (a file of the data tree)",
+          check=lambda v: None if v else 'must not be empty'),
+    Param('via_points', 'float[]', [], "the operator's motion command, taken in RUNNING only: points of "
+          '1 + one value per joint (time_from_start s, positions m), the path from the current setpoint through '
+          "them is checked against the travel and the script's velocity/acceleration limits and refused with "
+          "the reason otherwise (ros2 param set, the HMI's 'Via points')", dynamic=True),
 )
 
 # the script starts from home = every joint at 0

@@ -1,0 +1,50 @@
+"""The web server the live HMI and the replay share: a viser server bound to ``host:port``,
+the fixed control sidebar (so EMERGENCY STOP is always on screen, never behind a fold), the
+scene built from a robot description once one is known."""
+from __future__ import annotations
+
+import contextlib
+import io
+
+import numpy as np
+import viser
+
+from hil_nodes.hmi.extras import robot_extras
+from hil_nodes.hmi.robot_model import load_model
+from hil_nodes.hmi.scene import Scene
+from hil_nodes.hmi.tf_tree import TfTree
+
+
+def start_server(host: str, port: int, label: str) -> viser.ViserServer:
+    # viser prints a banner of its own: the HMI's first line must be its ``hmi: URL``
+    with contextlib.redirect_stdout(io.StringIO()):
+        server = viser.ViserServer(host=host, port=port, label=label, verbose=False)
+    server.gui.configure_theme(control_width='large', show_logo=False, show_share_button=False)
+    server.gui.main_panel.dock_right()        # docked, not floating: EMERGENCY STOP stays on screen
+    return server
+
+
+def url(server: viser.ViserServer) -> str:
+    host = server.get_host()
+    return f'http://{"127.0.0.1" if host in ("0.0.0.0", "::") else host}:{server.get_port()}'
+
+
+def build_scene(server: viser.ViserServer, urdf_text: str, wrench_scale: float, sensor_frame: str) -> Scene:
+    model = load_model(urdf_text)
+    return Scene(server, model, robot_extras(model.name, model.root), wrench_scale, sensor_frame)
+
+
+def initial_camera(server: viser.ViserServer, scene: Scene) -> None:
+    """A camera that frames the robot for every new browser tab: from the front-right, above,
+    at a distance scaled to the robot's size at its zero pose."""
+    _, poses = scene.model.link_poses({}, TfTree())
+    pts = np.array([p[0] for p in poses.values()] or [np.zeros(3)])
+    centre = 0.5 * (pts.min(0) + pts.max(0))
+    size = max(float(np.ptp(pts, axis=0).max()), 0.3)
+    look_at = (float(centre[0]), float(centre[1]), float(centre[2]))
+    position = (look_at[0] + 0.95 * size, look_at[1] - 0.95 * size, look_at[2] + 0.65 * size)
+
+    @server.on_client_connect
+    def _(client) -> None:
+        client.camera.position = position
+        client.camera.look_at = look_at

@@ -1,0 +1,108 @@
+"""`hil hmi --live` attached to a real running Hexafloat graph (`hil run`, lockstep paced at half
+real time, mock hardware) over DDS, its page opened in headless Chromium (CDP): the page shows
+the mode and the time-base factor the test hears itself from the supervisor and the time base;
+EMERGENCY STOP is a button on it; Start, refused while RUNNING, shows the supervisor's reason
+(the same the test gets calling /hil/start itself); EMERGENCY STOP puts the system in FAULT;
+the screenshot shows the robot (pixels of the URDF's platform and slider colours)."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from std_msgs.msg import String
+from std_srvs.srv import Trigger
+
+from hil_nodes import qos, topics
+from hil_nodes.hmi.headless import HeadlessPage, find_browser
+
+pytestmark = pytest.mark.skipif(find_browser() is None, reason='no chromium on PATH (apt-get install chromium): '
+                                'the page tests need a headless browser')
+
+
+def _start(args, domain_id):
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+               PYTHONUNBUFFERED='1')
+    return subprocess.Popen([sys.executable, '-m', 'hil_nodes.cli.main', *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def _stop(proc, timeout=20.0):
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _platform_pixels(png: bytes) -> tuple[int, int]:
+    """Pixels of the platform's orange (0.95 0.55 0.1) and the sliders' blue (0.15 0.35 0.8),
+    shaded: hue and saturation bands, any brightness."""
+    import imageio.v3 as iio
+    img = iio.imread(png)[..., :3].astype(float) / 255.0
+    mx, mn = img.max(-1), img.min(-1)
+    sat = np.where(mx > 0, (mx - mn) / np.maximum(mx, 1e-9), 0)
+    r, g, b = img[..., 0], img[..., 1], img[..., 2]
+    orange = (sat > 0.6) & (r == mx) & (g > b) & (g < 0.8 * r) & (mx > 0.3)
+    blue = (sat > 0.6) & (b == mx) & (r < 0.6 * b) & (mx > 0.3)
+    width = img.shape[1] * 2 // 3                      # the 3D view, left of the panel
+    return int(orange[:, :width].sum()), int(blue[:, :width].sum())
+
+
+def test_live_page_shows_the_graph_and_calls_the_supervisor(ros, domain_id, artifacts_dir):
+    graph = _start(['run', 'hexafloat', '--lockstep', '--time-scale', '0.5', '--duration', '300',
+                    '--domain-id', str(domain_id), '--quiet'], domain_id)
+    hmi = _start(['hmi', '--live', '--domain-id', str(domain_id), '--port', '0'], domain_id)
+    try:
+        first = hmi.stdout.readline().strip()
+        assert re.fullmatch(r'hmi: http://127\.0\.0\.1:\d+', first), first
+        url = first.split(' ', 1)[1]
+        modes = ros.collect(String, topics.HIL_MODE, qos.latched(20))
+        factors = []
+        ros.node.create_subscription(
+            DiagnosticArray, topics.DIAGNOSTICS,
+            lambda msg: factors.extend(float(kv.value) for st in msg.status if st.name == 'timebase: buffer'
+                                       for kv in st.values if kv.key == 'factor'), 50)
+        with HeadlessPage() as page:
+            page.open(url)
+
+            def until(predicate, what, timeout=60.0):
+                end = time.monotonic() + timeout
+                while time.monotonic() < end:
+                    ros.spin_for(0.1)
+                    text = page.text()
+                    if predicate(text):
+                        return text
+                raise AssertionError(f'timed out waiting for {what}; the page shows {text[-800:]!r}')
+
+            until(lambda text: modes and modes[-1].data == 'RUNNING' and 'Mode: RUNNING' in text,
+                  'RUNNING on /hil/mode and on the page')
+            until(lambda text: factors and f'Time-base factor: {factors[-1]:.4f}' in text,
+                  "the time base's factor on the page")
+            assert 'EMERGENCY STOP' in page.text()
+
+            expected = ros.call(Trigger, topics.HIL_START)     # refused while RUNNING: its reason
+            assert not expected.success and expected.message
+            page.click('Start')
+            until(lambda text: f'start REFUSED: {expected.message}' in text, "the supervisor's refusal")
+
+            until(lambda text: page.canvas_ready(), 'the 3D canvas', 20.0)
+            ros.spin_for(2.0)                                  # the scene's first frames
+            png = page.screenshot()
+            with open(os.path.join(artifacts_dir, 'hmi_live.png'), 'wb') as fh:
+                fh.write(png)
+            orange, blue = _platform_pixels(png)
+            assert orange > 300 and blue > 30, f'the robot is not on the screenshot: {orange} orange, {blue} blue px'
+
+            page.click('EMERGENCY STOP')
+            until(lambda text: modes[-1].data == 'FAULT' and 'Mode: FAULT' in text and 'estop accepted' in text,
+                  'FAULT after EMERGENCY STOP')
+    finally:
+        _stop(hmi)
+        _stop(graph)
