@@ -67,6 +67,7 @@ from hil_nodes.msgs.convert import status_array
 from hil_nodes.runtime import kernel_loads
 from hil_nodes.runtime.intra_process import IntraPublisher, IntraSubscription
 from hil_nodes.runtime.intra_process_node import IntraProcessNode
+from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
 from hil_nodes.framework.param_sources import check_sources, unknown_parameters
 from hil_nodes.framework.param_table import _PARAM_TYPES, REQUIRED, Param, ParameterError  # noqa: F401 (nodes import them from here)
 
@@ -127,6 +128,7 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         if not node_name:
             raise TypeError(f'{type(self).__name__} has no default name: pass node_name')
         super().__init__(node_name, **kwargs)
+        PROCESS_CLOCKS.adopt(self)       # before any timer: one simulated clock per process (process_clock)
         self._param_table = {p.name: p for p in (*self.COMMON_PARAMS, *self.PARAMS)}
         # wrong-typed values are found (and wrong overrides taken out) before declaring:
         # declare_parameter would raise on them, i.e. a traceback instead of a refusal
@@ -339,6 +341,8 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         clock (what rcl's ROS_TIME clock reads then) read directly. rclpy's ``now()`` builds a Time
         object: 2.9 us against 0.8 here, and a real-time graph asks ~3000 times a second."""
         clock = self.get_clock()
+        if clock is PROCESS_CLOCKS.sim:          # the process's simulated clock (runtime.process_clock)
+            return PROCESS_CLOCKS.sim_ns
         return clock.now().nanoseconds if clock.ros_time_is_active else time.time_ns()
 
     def report_problem(self, kind: str, level: int, message: str, *, interval: float = throttle.INTERVAL,
