@@ -158,8 +158,8 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         self._start_liveness()       # heartbeat, stop in place (framework.liveness)
         self._cycles = CycleReport()
         self._cycle_status_name = status_name(self.get_name(), CYCLE_TASK)
-        self.create_timer(self._declared_or_default('status_period'), self._publish_cycle_status,
-                          clock=self._steady)
+        self.create_group_timer(self._declared_or_default('status_period'), self._publish_cycle_status,
+                                clock=self._steady)
 
     # --- parameters -----------------------------------------------------------------------
     def _raw_value(self, name: str) -> Any:

@@ -38,9 +38,9 @@ class Liveness:
         self._fault_pub = self.create_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
         period = self.get_parameter('heartbeat_period').value
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(period, self._heartbeat, clock=self._steady)
+        self.create_group_timer(period, self._heartbeat, clock=self._steady)
         if self.get_parameter('use_sim_time').value:
-            self.create_timer(period, self._heartbeat)
+            self.create_group_timer(period, self._heartbeat)
 
     def _heartbeat(self) -> None:
         if self.failure:             # a node stopped in place is not alive for the supervisor

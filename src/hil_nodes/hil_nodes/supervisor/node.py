@@ -86,8 +86,8 @@ class SupervisorNode(IntraProcessNode, Node):
         self.create_subscription(Header, topics.HIL_HEARTBEAT, self._on_heartbeat, 100)
         self.create_subscription(DiagnosticArray, topics.HIL_PROCESS_EXIT, self._on_process_exit, qos.command(50))
         self._heartbeat_pub = self.create_publisher(Header, topics.HIL_HEARTBEAT, 10)
-        self.create_timer(self.p.heartbeat_period, self._heartbeat, clock=self._steady)
-        self.create_timer(self.p.heartbeat_period, self._heartbeat)
+        self.create_group_timer(self.p.heartbeat_period, self._heartbeat, clock=self._steady)
+        self.create_group_timer(self.p.heartbeat_period, self._heartbeat)
         self.health = HealthWatch(self, health_config(self.p), self._fault, self._wall_now,
                                   fault_enabled=self.p.health_fault, lockstep=self.p.lockstep)
         for name in watched:
@@ -107,8 +107,8 @@ class SupervisorNode(IntraProcessNode, Node):
             # planner does not); otherwise a slow tick keeps the run time and the duration check
             self._frame_timer = self.create_timer(FRAME_WATCH_PERIOD, self._on_frame_timer, clock=self._steady)
             self._fast_frames = False
-        self.create_timer(self.p.liveness_period, self._check_liveness, clock=self._steady)
-        self.create_timer(self.p.status_period, self._publish_status, clock=self._steady)
+        self.create_group_timer(self.p.liveness_period, self._check_liveness, clock=self._steady)
+        self.create_group_timer(self.p.status_period, self._publish_status, clock=self._steady)
         self.driver = LifecycleDriver(self, self.managed, self.p.service_timeout, self.p.transition_timeout,
                                       self._set_state, state_of=lambda n: self.states.get(n, 'unknown'))
         self._publish_mode()

@@ -108,13 +108,13 @@ class TimebaseNode(HilLifecycleNode, name='timebase', task='buffer', params=para
         self._fault_reported = False
         self._delays = []
         self._prev_out = None
-        self._own_timers = [self.create_timer(self.p.status_period, self._report,
+        self._own_timers = [self.create_group_timer(self.p.status_period, self._report,
                                               clock=Clock(clock_type=ClockType.STEADY_TIME))]
         if not self.p.lockstep:
             # a slow watch while references come (they drive the frames); the frame-rate timer
             # exists only while they do not (drain, then hold), as an idle 400 Hz timer costs
             # ~0.06 CPU-s per s here
-            self._own_timers.append(self.create_timer(4 * self.p.move_time, self._watch_references))
+            self._own_timers.append(self.create_group_timer(4 * self.p.move_time, self._watch_references))
             self._fallback_timer = None
             self._last_ref_wall = -math.inf
 
