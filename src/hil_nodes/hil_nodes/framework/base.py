@@ -158,8 +158,10 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         self._start_liveness()       # heartbeat, stop in place (framework.liveness)
         self._cycles = CycleReport()
         self._cycle_status_name = status_name(self.get_name(), CYCLE_TASK)
-        self.create_group_timer(self._declared_or_default('status_period'), self._publish_cycle_status,
-                                clock=self._steady)
+        # (a timer of its own: grouped, nine statuses built and published in one callback took
+        # longer than a frame at twice the pace; runtime.timer_group groups light checks only)
+        self.create_timer(self._declared_or_default('status_period'), self._publish_cycle_status,
+                          clock=self._steady)
 
     # --- parameters -----------------------------------------------------------------------
     def _raw_value(self, name: str) -> Any:

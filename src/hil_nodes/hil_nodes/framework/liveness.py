@@ -27,6 +27,7 @@ from std_msgs.msg import Header
 from hil_core.supervision.modes import Event
 from hil_nodes import qos, topics
 from hil_nodes.msgs.convert import status_array
+from hil_nodes.runtime.local_beats import LOCAL_BEATS
 
 
 class Liveness:
@@ -47,7 +48,7 @@ class Liveness:
             return
         msg = Header(frame_id=self.get_fully_qualified_name())
         msg.stamp = self.get_clock().now().to_msg()
-        self._heartbeat_pub.publish(msg)
+        LOCAL_BEATS.publish(self._heartbeat_pub, msg)
 
     def fail_in_place(self, exc: BaseException, where: str) -> None:
         """Stop this node: ``exc`` escaped its callback ``where`` (module docstring)."""

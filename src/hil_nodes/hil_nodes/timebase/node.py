@@ -108,7 +108,7 @@ class TimebaseNode(HilLifecycleNode, name='timebase', task='buffer', params=para
         self._fault_reported = False
         self._delays = []
         self._prev_out = None
-        self._own_timers = [self.create_group_timer(self.p.status_period, self._report,
+        self._own_timers = [self.create_timer(self.p.status_period, self._report,
                                               clock=Clock(clock_type=ClockType.STEADY_TIME))]
         if not self.p.lockstep:
             # a slow watch while references come (they drive the frames); the frame-rate timer
