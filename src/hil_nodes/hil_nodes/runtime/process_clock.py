@@ -38,12 +38,14 @@ class ProcessClocks:
         self.enabled = False
         self.sim = None          # the shared ROS clock on simulated time (the lender's)
         self.sim_ns = 0          # its time (ns), what its now() reads, without building a Time
+        self.tickers: list = []  # called with sim_ns at every /clock (runtime.timer_group's sim groups)
         self._steady = None      # the shared steady clock
 
     def enable(self, on: bool = True) -> None:
         self.enabled = bool(on) and os.environ.get('HIL_SHARED_CLOCK', '1') != '0'
         self.sim = self._steady = None
         self.sim_ns = 0
+        self.tickers = []
 
     def steady(self) -> Clock:
         """A steady clock: the process's one when shared, else a new one."""
@@ -72,6 +74,8 @@ class ProcessClocks:
     def _on_clock(self, msg: ClockMsg) -> None:
         self.sim_ns = msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
         self.sim.set_ros_time_override(Time(nanoseconds=self.sim_ns, clock_type=ClockType.ROS_TIME))
+        for ticker in self.tickers:
+            ticker(self.sim_ns)
 
 
 PROCESS_CLOCKS = ProcessClocks()

@@ -18,12 +18,20 @@ time is the process's shared one (``process_clock``). A callback that raises sto
 place (``liveness.fail_in_place``), not the group; a stopped node's callbacks are skipped. The
 handle is a ``GroupEntry``, which ``node.destroy_timer`` takes (``IntraProcessNode``) or
 ``leave_grid()`` ends; it cannot be cancelled or reset (use a plain timer for that).
+
+A group on the process's simulated clock has no rcl timer: the ``/clock`` subscription that sets
+the clock (``process_clock``) runs it when a period has passed. An rcl timer on a simulated clock
+makes the EventsExecutor register a jump callback on it, so every ``/clock`` tick queued a jump
+event for the executor and woke its clock manager's thread (800 times a second at twice the
+pace); with no timer left on that clock neither happens. A node whose simulated time stops still
+stops beating on it, which is what its simulated-time heartbeat is for.
 """
 from __future__ import annotations
 
 from rclpy.clock import ClockType
 
 from hil_nodes.runtime.intra_process import BUS, NODE_DESTROYED
+from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
 
 
 class GroupEntry:
@@ -44,6 +52,9 @@ class TimerGroup:
         self.entries: list[GroupEntry] = []
         self.timer = None
         self.host = None
+        # on the process's simulated clock: run from its /clock ticks, no rcl timer (module doc)
+        self.on_ticks = clock is PROCESS_CLOCKS.sim and clock is not None
+        self.next_ns = None
 
     def add(self, node, callback) -> GroupEntry:
         entry = GroupEntry(self, node, callback)
@@ -69,14 +80,34 @@ class TimerGroup:
             self.remove(entry)
 
     def _start(self, node) -> None:
-        # hosted by a member, not stopped with it when it stops in place (each entry is, in _fire)
         self.host = node
+        if self.on_ticks:
+            # one period from now, as an rcl timer made now (from the first tick, before any)
+            self.next_ns = PROCESS_CLOCKS.sim_ns + self.period_ns if PROCESS_CLOCKS.sim_ns else None
+            PROCESS_CLOCKS.tickers.append(self._on_tick)
+            return
+        # hosted by a member, not stopped with it when it stops in place (each entry is, in _fire)
         self.timer = node.create_shared_timer(self.period_ns * 1e-9, self._fire, clock=self.clock)
 
     def _stop(self) -> None:
-        if self.timer is not None:
+        if self.on_ticks:
+            if self._on_tick in PROCESS_CLOCKS.tickers:
+                PROCESS_CLOCKS.tickers.remove(self._on_tick)
+        elif self.timer is not None:
             self.host.destroy_timer(self.timer)
         self.timer = self.host = None
+
+    def _on_tick(self, now_ns: int) -> None:
+        """A /clock tick: due when a period has passed since the last call (the first one period
+        after the group was made); missed periods are skipped, as rcl's timers skip them."""
+        if self.next_ns is None:
+            self.next_ns = now_ns + self.period_ns
+        elif now_ns >= self.next_ns:
+            self.next_ns += self.period_ns * ((now_ns - self.next_ns) // self.period_ns + 1)
+            BUS.defer(self._fire_deferred, None)       # after the tick's delivery, as a timer would
+
+    def _fire_deferred(self, _) -> None:
+        self._fire()
 
     def _fire(self) -> None:
         for entry in tuple(self.entries):
