@@ -91,7 +91,7 @@ class AdmittanceNode(HilLifecycleNode, name='admittance', task='model', params=p
             self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched()),
             self.create_service(Trigger, topics.ADMITTANCE_RESET, self._on_reset),
             # stale detection on the node clock (sim time in simulation)
-            self.create_timer(self.p.stale_timeout / 2.0, self._check_stale),
+            self.create_group_timer(self.p.stale_timeout / 2.0, self._check_stale),
         ]
         self._forget_input()
 

@@ -67,6 +67,7 @@ from hil_nodes.msgs.convert import status_array
 from hil_nodes.runtime import kernel_loads
 from hil_nodes.runtime.intra_process import IntraPublisher, IntraSubscription
 from hil_nodes.runtime.intra_process_node import IntraProcessNode
+from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
 from hil_nodes.framework.param_sources import check_sources, unknown_parameters
 from hil_nodes.framework.param_table import _PARAM_TYPES, REQUIRED, Param, ParameterError  # noqa: F401 (nodes import them from here)
 
@@ -127,6 +128,7 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         if not node_name:
             raise TypeError(f'{type(self).__name__} has no default name: pass node_name')
         super().__init__(node_name, **kwargs)
+        PROCESS_CLOCKS.adopt(self)       # before any timer: one simulated clock per process (process_clock)
         self._param_table = {p.name: p for p in (*self.COMMON_PARAMS, *self.PARAMS)}
         # wrong-typed values are found (and wrong overrides taken out) before declaring:
         # declare_parameter would raise on them, i.e. a traceback instead of a refusal
@@ -156,6 +158,8 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         self._start_liveness()       # heartbeat, stop in place (framework.liveness)
         self._cycles = CycleReport()
         self._cycle_status_name = status_name(self.get_name(), CYCLE_TASK)
+        # (a timer of its own: grouped, nine statuses built and published in one callback took
+        # longer than a frame at twice the pace; runtime.timer_group groups light checks only)
         self.create_timer(self._declared_or_default('status_period'), self._publish_cycle_status,
                           clock=self._steady)
 
@@ -339,6 +343,8 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         clock (what rcl's ROS_TIME clock reads then) read directly. rclpy's ``now()`` builds a Time
         object: 2.9 us against 0.8 here, and a real-time graph asks ~3000 times a second."""
         clock = self.get_clock()
+        if clock is PROCESS_CLOCKS.sim:          # the process's simulated clock (runtime.process_clock)
+            return PROCESS_CLOCKS.sim_ns
         return clock.now().nanoseconds if clock.ros_time_is_active else time.time_ns()
 
     def report_problem(self, kind: str, level: int, message: str, *, interval: float = throttle.INTERVAL,

@@ -27,6 +27,7 @@ from std_msgs.msg import Header
 from hil_core.supervision.modes import Event
 from hil_nodes import qos, topics
 from hil_nodes.msgs.convert import status_array
+from hil_nodes.runtime.local_beats import LOCAL_BEATS
 
 
 class Liveness:
@@ -38,16 +39,16 @@ class Liveness:
         self._fault_pub = self.create_publisher(DiagnosticArray, topics.HIL_EVENTS, qos.command(100))
         period = self.get_parameter('heartbeat_period').value
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        self.create_timer(period, self._heartbeat, clock=self._steady)
+        self.create_group_timer(period, self._heartbeat, clock=self._steady)
         if self.get_parameter('use_sim_time').value:
-            self.create_timer(period, self._heartbeat)
+            self.create_group_timer(period, self._heartbeat)
 
     def _heartbeat(self) -> None:
         if self.failure:             # a node stopped in place is not alive for the supervisor
             return
         msg = Header(frame_id=self.get_fully_qualified_name())
         msg.stamp = self.get_clock().now().to_msg()
-        self._heartbeat_pub.publish(msg)
+        LOCAL_BEATS.publish(self._heartbeat_pub, msg)
 
     def fail_in_place(self, exc: BaseException, where: str) -> None:
         """Stop this node: ``exc`` escaped its callback ``where`` (module docstring)."""

@@ -107,8 +107,8 @@ class KinematicsNode(HilLifecycleNode, name='kinematics', task='pose estimate', 
         self.fk_resp = self.create_lifecycle_publisher(PoseStamped, topics.KINEMATICS_FK_RESPONSE, qos.command())
         self.ik_resp = self.create_lifecycle_publisher(JointState, topics.KINEMATICS_IK_RESPONSE, qos.command())
         # wall (steady) clock: in lockstep a dead clock owner also stops the node clock
-        self._stale_timer = self.create_timer(self.p.stale_timeout / 2.0, self._check_stale,
-                                              clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._stale_timer = self.create_group_timer(self.p.stale_timeout / 2.0, self._check_stale,
+                                                    clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._io = [self.pose_pub, self.marker_pub, self.fk_resp, self.ik_resp,
                     self.create_subscription(JointState, topics.KINEMATICS_FK_REQUEST, self._on_fk_query,
                                              qos.command()),

@@ -97,8 +97,8 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
             self._io.append(self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched(20)))
             # a slow watch while references flow; the frame-rate timer exists only while they do not
             # (a 400 Hz timer costs ~0.06 CPU-s per s here even when it has nothing to do)
-            self._wait_timer = self.create_timer(self.p.realtime_fallback_frames * self.p.period / 2.0,
-                                                 self._watch_references)
+            self._wait_timer = self.create_group_timer(self.p.realtime_fallback_frames * self.p.period / 2.0,
+                                                       self._watch_references)
             self._fallback_timer = None
         self.mode = HilMode.IDLE
         self.last_key = None

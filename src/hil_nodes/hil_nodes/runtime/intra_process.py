@@ -50,7 +50,8 @@ Rules (those of rclcpp's intra-process communication, where they apply):
   (``fall_back_to_dds``): that topic then goes over DDS in the process too, so every publisher
   is heard (as before the bus, at its cost).
   Topics that many nodes publish by design (statuses, heartbeats, events: ``topics.SHARED_TOPICS``,
-  a few per second each) stay on DDS.
+  a few per second each) stay on DDS (heartbeats also reach the process's own readers by call:
+  ``runtime.local_beats``).
 
 The bus is off unless the process hosts more than one node (``enable``); a node alone in its
 process (``--isolated``, ``ros2 run``, the tests) creates plain rclpy publishers and subscriptions.
@@ -262,6 +263,11 @@ class IntraProcessBus:
                     fail(exc, f'its delivery of {topic.name}')
                     return
         raise exc
+
+    def defer(self, callback: Callable[[Any], None], msg) -> None:
+        """``callback(msg)`` at the next drain, in order with the messages queued (a delivery that
+        is not a topic's: runtime.local_beats)."""
+        self._queue.append((callback, msg))
 
     def clear(self) -> None:
         self._queue.clear()

@@ -68,6 +68,12 @@ class IntraProcessNode:
         but not stopped when this node stops in place (each callback is judged by its own node)."""
         return super().create_timer(timer_period_sec, counted(callback), clock=clock)
 
+    def create_group_timer(self, timer_period_sec, callback, clock=None):
+        """A periodic check (heartbeat, status, watch): in the process's group for its period and
+        clock when several nodes share the process, else a timer of its own (runtime.timer_group)."""
+        from hil_nodes.runtime.timer_group import group_timer
+        return group_timer(self, timer_period_sec, callback, clock=clock)
+
     def create_service(self, srv_type, srv_name, callback, **kwargs):
         return super().create_service(srv_type, srv_name, counted(callback, self), **kwargs)
 

@@ -22,6 +22,7 @@ from hil_nodes.framework import base
 from hil_nodes.runtime import kernel_loads
 from hil_nodes.runtime import rt_setup
 from hil_nodes.runtime.intra_process import BUS
+from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
 from hil_nodes.runtime.served import SERVED
 
 FOREIGN_CHECK_PERIOD = 0.5     # wall s between checks for publishers outside the process
@@ -103,6 +104,7 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
     rclpy.init(args=sys.argv if args is None else args)
     factories = list(factories)
     BUS.enable(intra_process_wanted(len(factories)))
+    PROCESS_CLOCKS.enable(BUS.enabled)     # one simulated clock for the process's nodes
     try:
         nodes = [make() for make in factories]
         # real time, on the wall clock or at another pace: the recorder's deliveries wait for the

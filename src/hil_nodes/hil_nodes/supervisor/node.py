@@ -33,6 +33,7 @@ from hil_nodes.framework.throttle import due
 from hil_nodes.msgs.convert import stamp_to_ns, status_array
 from hil_nodes.runtime.intra_process import reader_count
 from hil_nodes.runtime.intra_process_node import IntraProcessNode
+from hil_nodes.runtime.local_beats import LOCAL_BEATS
 from hil_nodes.framework.lifecycle_driver import LifecycleDriver, SequenceResult
 from hil_nodes.runtime.runner import run
 from hil_nodes.supervisor.health import HealthWatch
@@ -84,10 +85,11 @@ class SupervisorNode(IntraProcessNode, Node):
         # reflects every event already received.
         self.create_subscription(DiagnosticArray, topics.HIL_EVENTS, self._on_events, qos.command(100))
         self.create_subscription(Header, topics.HIL_HEARTBEAT, self._on_heartbeat, 100)
+        LOCAL_BEATS.listen(self, self._on_heartbeat)        # the beats of this process (runtime.local_beats)
         self.create_subscription(DiagnosticArray, topics.HIL_PROCESS_EXIT, self._on_process_exit, qos.command(50))
         self._heartbeat_pub = self.create_publisher(Header, topics.HIL_HEARTBEAT, 10)
-        self.create_timer(self.p.heartbeat_period, self._heartbeat, clock=self._steady)
-        self.create_timer(self.p.heartbeat_period, self._heartbeat)
+        self.create_group_timer(self.p.heartbeat_period, self._heartbeat, clock=self._steady)
+        self.create_group_timer(self.p.heartbeat_period, self._heartbeat)
         self.health = HealthWatch(self, health_config(self.p), self._fault, self._wall_now,
                                   fault_enabled=self.p.health_fault, lockstep=self.p.lockstep)
         for name in watched:
@@ -107,7 +109,7 @@ class SupervisorNode(IntraProcessNode, Node):
             # planner does not); otherwise a slow tick keeps the run time and the duration check
             self._frame_timer = self.create_timer(FRAME_WATCH_PERIOD, self._on_frame_timer, clock=self._steady)
             self._fast_frames = False
-        self.create_timer(self.p.liveness_period, self._check_liveness, clock=self._steady)
+        self.create_group_timer(self.p.liveness_period, self._check_liveness, clock=self._steady)
         self.create_timer(self.p.status_period, self._publish_status, clock=self._steady)
         self.driver = LifecycleDriver(self, self.managed, self.p.service_timeout, self.p.transition_timeout,
                                       self._set_state, state_of=lambda n: self.states.get(n, 'unknown'))
@@ -206,7 +208,7 @@ class SupervisorNode(IntraProcessNode, Node):
     def _heartbeat(self) -> None:
         msg = Header(frame_id=self.get_fully_qualified_name())
         msg.stamp = self.get_clock().now().to_msg()
-        self._heartbeat_pub.publish(msg)
+        LOCAL_BEATS.publish(self._heartbeat_pub, msg)
 
     def _on_process_exit(self, msg: DiagnosticArray) -> None:
         """The launcher (`hil run`) saw a process end: its nodes are dead now, no timeout to wait."""

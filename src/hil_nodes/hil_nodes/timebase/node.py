@@ -114,7 +114,7 @@ class TimebaseNode(HilLifecycleNode, name='timebase', task='buffer', params=para
             # a slow watch while references come (they drive the frames); the frame-rate timer
             # exists only while they do not (drain, then hold), as an idle 400 Hz timer costs
             # ~0.06 CPU-s per s here
-            self._own_timers.append(self.create_timer(4 * self.p.move_time, self._watch_references))
+            self._own_timers.append(self.create_group_timer(4 * self.p.move_time, self._watch_references))
             self._fallback_timer = None
             self._last_ref_wall = -math.inf
 

@@ -24,6 +24,7 @@ from hil_core.drives.plants.protocol import per_joint
 from hil_nodes import qos, topics
 from hil_nodes.framework.base import Param, ParameterError
 from hil_nodes.msgs.convert import status_array
+from hil_nodes.runtime.local_beats import LOCAL_BEATS
 
 PARAMS = (
     Param('watchdog', bool, True, 'brake on the drives\' own when commands stop or the supervisor dies'),
@@ -59,6 +60,7 @@ class HardwareWatchdog:
         self._sub = node.create_subscription(
             Header, topics.HIL_HEARTBEAT, self._on_heartbeat, 50,
             content_filter_options=ContentFilterOptions('frame_id = %0 OR frame_id = %1', names))
+        LOCAL_BEATS.listen(node, self._on_heartbeat)        # the supervisor's beats in this process
         self._events = node.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
                                                        qos.command(depth=50, lockstep=p.lockstep))
 
@@ -67,6 +69,7 @@ class HardwareWatchdog:
         return self.core.braking
 
     def destroy(self) -> None:
+        LOCAL_BEATS.stop(self._on_heartbeat)
         self._node.release(self._sub, self._events)
 
     def rearm(self) -> None:

@@ -1,0 +1,147 @@
+"""The light periodic checks of the nodes of one process that share a period and a clock, run by
+one rclpy timer (as ``grid_timer.SharedGrid`` runs the frame callbacks): heartbeats, the watches
+for missing input, the supervisor's liveness check.
+
+Why: every timer event of rclpy's EventsExecutor wakes the process (its clock manager's thread,
+then the executor) and costs 45-63 us of CPU before the callback does anything here. In the
+one-process Hexafloat graph nine nodes each beat on two clocks and published a cycle status, and
+the planner and the time base each watched for references at 100 Hz: about 560 events per
+simulated second besides the frames, a tenth of the container's CPU. Grouped, one event a period
+and clock runs all of them, in the order they joined. Only light checks: a group's callbacks run
+back to back, and nine cycle statuses built and published in one go (0.1-0.2 ms each) outlasted a
+frame at twice the pace and made frames late; statuses keep timers of their own.
+
+A group is made per (clock, period) in a process whose intra-process bus is on (several nodes);
+a node alone in its process makes a plain timer. Clocks: every steady clock reads the same time,
+and so does every ROS clock without simulated time (the system time); a ROS clock on simulated
+time is the process's shared one (``process_clock``). A callback that raises stops its own node in
+place (``liveness.fail_in_place``), not the group; a stopped node's callbacks are skipped. The
+handle is a ``GroupEntry``, which ``node.destroy_timer`` takes (``IntraProcessNode``) or
+``leave_grid()`` ends; it cannot be cancelled or reset (use a plain timer for that).
+
+A group on the process's simulated clock has no rcl timer: the ``/clock`` subscription that sets
+the clock (``process_clock``) runs it when a period has passed. An rcl timer on a simulated clock
+makes the EventsExecutor register a jump callback on it, so every ``/clock`` tick queued a jump
+event for the executor and woke its clock manager's thread (800 times a second at twice the
+pace); with no timer left on that clock neither happens. A node whose simulated time stops still
+stops beating on it, which is what its simulated-time heartbeat is for.
+"""
+from __future__ import annotations
+
+from rclpy.clock import ClockType
+
+from hil_nodes.runtime.intra_process import BUS, NODE_DESTROYED
+from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
+
+
+class GroupEntry:
+    """One node's callback in a group (the handle ``group_timer`` returns)."""
+
+    def __init__(self, group: 'TimerGroup', node, callback):
+        self.group, self.node, self.callback = group, node, callback
+
+    def leave_grid(self) -> None:
+        self.group.remove(self)
+
+
+class TimerGroup:
+    def __init__(self, key, period_ns: int, clock):
+        self.key = key
+        self.period_ns = period_ns
+        self.clock = clock
+        self.entries: list[GroupEntry] = []
+        self.timer = None
+        self.host = None
+        # on the process's simulated clock: run from its /clock ticks, no rcl timer (module doc)
+        self.on_ticks = clock is PROCESS_CLOCKS.sim and clock is not None
+        self.next_ns = None
+
+    def add(self, node, callback) -> GroupEntry:
+        entry = GroupEntry(self, node, callback)
+        self.entries.append(entry)
+        if self.timer is None:
+            self._start(node)
+        return entry
+
+    def remove(self, entry: GroupEntry) -> None:
+        if entry not in self.entries:
+            return
+        self.entries.remove(entry)
+        if not self.entries:                 # gone: a later member makes a new one, with its clock
+            self._stop()
+            if GROUPS.get(self.key) is self:
+                del GROUPS[self.key]
+        elif entry.node is self.host and not any(e.node is self.host for e in self.entries):
+            self._stop()
+            self._start(self.entries[0].node)
+
+    def drop_node(self, node) -> None:
+        for entry in [e for e in self.entries if e.node is node]:
+            self.remove(entry)
+
+    def _start(self, node) -> None:
+        self.host = node
+        if self.on_ticks:
+            # one period from now, as an rcl timer made now (from the first tick, before any)
+            self.next_ns = PROCESS_CLOCKS.sim_ns + self.period_ns if PROCESS_CLOCKS.sim_ns else None
+            PROCESS_CLOCKS.tickers.append(self._on_tick)
+            return
+        # hosted by a member, not stopped with it when it stops in place (each entry is, in _fire)
+        self.timer = node.create_shared_timer(self.period_ns * 1e-9, self._fire, clock=self.clock)
+
+    def _stop(self) -> None:
+        if self.on_ticks:
+            if self._on_tick in PROCESS_CLOCKS.tickers:
+                PROCESS_CLOCKS.tickers.remove(self._on_tick)
+        elif self.timer is not None:
+            self.host.destroy_timer(self.timer)
+        self.timer = self.host = None
+
+    def _on_tick(self, now_ns: int) -> None:
+        """A /clock tick: due when a period has passed since the last call (the first one period
+        after the group was made); missed periods are skipped, as rcl's timers skip them."""
+        if self.next_ns is None:
+            self.next_ns = now_ns + self.period_ns
+        elif now_ns >= self.next_ns:
+            self.next_ns += self.period_ns * ((now_ns - self.next_ns) // self.period_ns + 1)
+            BUS.defer(self._fire_deferred, None)       # after the tick's delivery, as a timer would
+
+    def _fire_deferred(self, _) -> None:
+        self._fire()
+
+    def _fire(self) -> None:
+        for entry in tuple(self.entries):
+            node = entry.node
+            if getattr(node, 'failure', ''):
+                continue
+            try:
+                entry.callback()
+            except Exception as exc:        # that node stops, not the others in the group
+                fail = getattr(node, 'fail_in_place', None)
+                if fail is None:
+                    raise
+                fail(exc, f'its timer callback {getattr(entry.callback, "__qualname__", entry.callback)!r}')
+
+
+GROUPS: dict[tuple, TimerGroup] = {}
+NODE_DESTROYED.append(lambda node: [group.drop_node(node) for group in list(GROUPS.values())])
+
+
+def _clock_key(clock):
+    if clock.clock_type == ClockType.ROS_TIME and clock.ros_time_is_active:
+        return ('sim', id(clock))                   # simulated time: that clock (the process's)
+    return (int(clock.clock_type),)                 # steady, system, ROS on the system time
+
+
+def group_timer(node, period_s: float, callback, clock=None):
+    """``node.create_timer(period_s, callback, clock=clock)``, in the process's group for that
+    period and clock when several nodes share the process (module docstring)."""
+    if not BUS.enabled or not hasattr(node, 'create_shared_timer'):
+        return node.create_timer(period_s, callback, clock=clock)
+    clock = clock or node.get_clock()
+    period_ns = int(round(period_s * 1e9))
+    key = (_clock_key(clock), period_ns)
+    group = GROUPS.get(key)
+    if group is None:
+        group = GROUPS[key] = TimerGroup(key, period_ns, clock)
+    return group.add(node, callback)
