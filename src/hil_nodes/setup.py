@@ -20,6 +20,7 @@ NODES = [
     'space_plant',
     'planner',
     'hybrid_controller',
+    'hmi',
 ]
 
 setup(

@@ -5,6 +5,9 @@ services, what the test hears collected per topic, and its statuses picked out o
 Every wait is on a condition (``spin_until``), never a fixed sleep."""
 from __future__ import annotations
 
+import pathlib
+
+import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -13,6 +16,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from hil_core.data_paths import config_file
+from hil_core.drives.plants.controllers import JTC_TYPE
 from hil_core.supervision.status_names import status_node
 from hil_nodes import qos, topics
 from hil_nodes.msgs.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
@@ -102,12 +107,16 @@ def trajectory(stamp_ns, positions, velocities=None, names=SLIDERS, times=None) 
 class MockDrives(NodeRig):
     """The mock hardware under test, the test its controller: /joint_states, /clock, statuses and
     events heard, commands published on the topic of the node's ``controller`` (a trajectory for
-    hexapod_controller, a Float64MultiArray for a forward command controller). In lockstep each
-    command is answered by the next frame."""
+    a joint_trajectory_controller, a Float64MultiArray for any other: the controller's type in
+    the node's controllers file, as the node reads it; a controller the node will refuse gets a
+    forward command topic). In lockstep each command is answered by the next frame."""
 
     def __init__(self, ros, node):
         controller = node.get_parameter('controller').value
-        takes_trajectory = controller == 'hexapod_controller'
+        path = node.get_parameter('controllers_file').value or config_file('controllers.yaml')
+        manager = (yaml.safe_load(pathlib.Path(path).read_text()) or {}).get('controller_manager') or {}
+        ctype = ((manager.get('ros__parameters') or {}).get(controller) or {}).get('type')
+        takes_trajectory = ctype == JTC_TYPE
         self.topic = topics.controller_command_topic(controller, takes_trajectory)
         super().__init__(ros, node, inputs=[self.topic])
         lockstep = node.get_parameter('lockstep').value

@@ -7,17 +7,12 @@ decelerate within acceleration_max and come to rest. Refused commands leave the 
 trip the watchdog; real-time mode advances without commands."""
 import numpy as np
 import pytest
-from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.qos import QoSProfile, ReliabilityPolicy
-from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import JointState
-from trajectory_msgs.msg import JointTrajectory
 
 from hil_core.iiwa.kinematics import JOINT_NAMES
 from hil_core.space.command_stream import braking_tail
-from hil_nodes import qos, topics
+from hil_nodes import topics
 from hil_nodes.msgs.convert import stamp_to_ns
-from rig import MockDrives, NodeRig, trajectory
+from rig import MockDrives, trajectory
 from hil_sim.mock_hardware.system_mock import system_mock
 
 SEED_Q0 = [-0.458149, 1.151219, 0.012566, 1.179319, -1.102175, -0.04468, 2.457249]   # seed 002 (rad)
@@ -25,26 +20,12 @@ A_MAX = 5.0                                  # space_plant's acceleration_max de
 MS = 1_000_000
 
 
-class IiwaDrives(MockDrives):
-    """MockDrives on the iiwa's JTC topic (rig.MockDrives takes a JointTrajectory for the
-    hexapod_controller only); the rest as there."""
-
-    def __init__(self, ros, node):
-        NodeRig.__init__(self, ros, node, inputs=[topics.IIWA_JOINT_TRAJECTORY])
-        self.topic = topics.IIWA_JOINT_TRAJECTORY
-        lockstep = node.get_parameter('lockstep').value
-        self.clock = ros.collect(Clock, topics.CLOCK)
-        self.js = ros.collect(JointState, topics.JOINT_STATES, qos.joint_states(True, depth=5000) if lockstep
-                              else QoSProfile(depth=5000, reliability=ReliabilityPolicy.BEST_EFFORT))
-        self.diag = ros.collect(DiagnosticArray, topics.DIAGNOSTICS, 200)
-        self.events = ros.collect(DiagnosticArray, topics.HIL_EVENTS, qos.command(50))
-        self.pub = ros.node.create_publisher(JointTrajectory, self.topic, qos.command(50, lockstep=True))
-
-
 def drives(ros, **params):
     node = system_mock('space_iiwa', {'lockstep': True, 'lockstep_timeout': 5.0, 'status_period': 0.1, **params},
                        context=ros.context)
-    return IiwaDrives(ros, node).up()
+    rig = MockDrives(ros, node).up()
+    assert rig.topic == topics.IIWA_JOINT_TRAJECTORY          # the JTC's topic, from its type
+    return rig
 
 
 def command(stamp_ns, q_next, v):

@@ -21,10 +21,15 @@ MODULE_KEYS = {
     'matplotlib': 'python3-matplotlib', 'numba': 'python3-numba', 'ruamel': 'python3-ruamel.yaml',
     'psutil': 'python3-psutil',
     'rosbags': 'python3-rosbags-pip', 'ruckig': 'python3-ruckig-pip', 'pinocchio': 'pinocchio',
+    'mcap': 'python3-mcap-pip', 'mcap_ros2': 'mcap-ros2-support', 'viser': 'python3-viser-pip',
+    'websockets': 'python3-websockets', 'imageio': 'python3-imageio',
     'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
 }
 # keys with no import: pytest.ini's --timeout needs the plugin
 NOT_IMPORTED_TEST_KEYS = {'python3-pytest-timeout'}
+# launched only on request, so declared with a REP 149 condition a headless lab PC sets false:
+# rviz2 (launch/rviz.launch.py, included with rviz:=true; hil.launch.py refuses rviz:=true without it)
+OPTIONAL_LAUNCHED = {'rviz2': '$HIL_SUITE_HEADLESS != 1'}
 
 
 def imported_modules(paths) -> set[str]:
@@ -44,8 +49,16 @@ def rosdep_key(module: str) -> str:
 
 
 def declared(package: str, *tags: str) -> set[str]:
+    """The unconditional dependencies of these kinds (conditional ones: `conditional`)."""
     tree = ET.parse(ROOT / 'src' / package / 'package.xml')
-    return {e.text.strip() for tag in tags for e in tree.getroot().iter(tag)}
+    return {e.text.strip() for tag in tags for e in tree.getroot().iter(tag) if 'condition' not in e.attrib}
+
+
+def conditional(package: str, *tags: str) -> dict[str, str]:
+    """REP 149 conditional dependencies of these kinds: name -> condition."""
+    tree = ET.parse(ROOT / 'src' / package / 'package.xml')
+    return {e.text.strip(): e.get('condition') for tag in tags for e in tree.getroot().iter(tag)
+            if 'condition' in e.attrib}
 
 
 def sources(package: str) -> list[pathlib.Path]:
@@ -56,9 +69,10 @@ def sources(package: str) -> list[pathlib.Path]:
 
 
 def launched_packages() -> set[str]:
-    """Packages hil_nodes' launch files start: the lab side of every system's hardware mode,
-    rviz2, and the plugin packages of the controllers config/controllers.yaml declares."""
-    out = {'rviz2'}
+    """Packages hil_nodes' launch files always start: the lab side of every system's hardware
+    mode and the plugin packages of the controllers config/controllers.yaml declares (rviz2, started
+    only with rviz:=true, is OPTIONAL_LAUNCHED)."""
+    out = set()
     for path in (ROOT / 'config' / 'systems').glob('*.yaml'):
         plan = bringup_plan(load_system(str(path)), mode='hardware')
         out |= {p.package for p in plan.lab_processes}
@@ -74,6 +88,16 @@ def test_every_import_is_declared_and_every_dependency_imported():
         extra = launched_packages() if package == 'hil_nodes' else set()
         assert needed - have == set(), f'{package}: imported but not in package.xml'
         assert have - needed - extra == set(), f'{package}: in package.xml but never imported or launched'
+
+
+def test_optional_launched_packages_are_conditional_dependencies():
+    """rviz2 is a REP 149 conditional dependency of hil_nodes, under the condition docs/lab.md
+    gives (HIL_SUITE_HEADLESS=1 rosdep install leaves it out); nothing else is conditional, and
+    nothing the code imports or always launches is."""
+    assert conditional('hil_nodes', 'exec_depend', 'depend') == OPTIONAL_LAUNCHED
+    assert not set(OPTIONAL_LAUNCHED) & (launched_packages() | declared('hil_nodes', 'exec_depend', 'depend'))
+    for package in ('hil_core', 'hil_sim'):
+        assert conditional(package, 'exec_depend', 'depend', 'test_depend', 'build_depend') == {}
 
 
 def test_the_suite_imports_are_test_dependencies_of_hil_sim():

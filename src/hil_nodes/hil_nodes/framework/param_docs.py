@@ -29,11 +29,11 @@ from hil_nodes.framework.param_table import REQUIRED, Param
 NODES = {
     'admittance': 'hil_nodes', 'ft_sensor': 'hil_nodes', 'planner': 'hil_nodes', 'timebase': 'hil_nodes',
     'kinematics': 'hil_nodes', 'supervisor': 'hil_nodes', 'space_plant': 'hil_nodes',
-    'hybrid_controller': 'hil_nodes', 'recorder': 'hil_nodes',
+    'hybrid_controller': 'hil_nodes', 'recorder': 'hil_nodes', 'hmi': 'hil_nodes',
     'mock_hardware': 'hil_sim', 'mock_ft': 'hil_sim', 'reference_source': 'hil_sim', 'reference_faults': 'hil_sim',
 }
-# a plain rclpy node, not a HilLifecycleNode: it declares its own table only (no common parameters)
-STANDALONE = frozenset({'supervisor'})
+# plain rclpy nodes, not HilLifecycleNodes: each declares its own table only (no common parameters)
+STANDALONE = frozenset({'supervisor', 'hmi'})
 COMMON_PAGE = 'common'
 PAGES_DIR = pathlib.Path('docs') / 'parameters'
 COMMAND = 'python -m hil_nodes.framework.param_docs'
