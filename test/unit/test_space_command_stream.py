@@ -97,3 +97,27 @@ def test_rest_and_bad_arguments():
     assert list(times) == [P, MIN_SPAN_NS] and np.all(pos == Q0) and np.all(vel == 0)
     with pytest.raises(ValueError):
         braking_tail(Q0, np.zeros(7), [0.0] * 7, P)
+
+
+@given(st.lists(st.floats(-3.0, 3.0), min_size=7, max_size=7), st.lists(st.floats(0.05, 20.0), min_size=7, max_size=7),
+       st.lists(st.floats(-3.0, 3.0), min_size=7, max_size=7), st.sampled_from([0, 2, 5, 7]),
+       st.sampled_from([(P, GRID_NS, MIN_SPAN_NS), (2_500_000, 5_000_000, 10_000_000), (P, 1_000_000, 0)]))
+@settings(max_examples=300, deadline=None)
+def test_the_compiled_tail_is_the_numpy_oracle_bit_for_bit(v, a, q, zeros, grid):
+    from hil_core.space import command_stream_numpy
+    v = np.array(v)
+    v[:zeros] = 0.0                              # joints at rest among moving ones
+    period, grid_ns, span = grid
+    got = braking_tail(np.array(q), v, np.array(a), period, grid_ns, span)
+    want = command_stream_numpy.braking_tail(np.array(q), v, np.array(a), period, grid_ns, span)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        assert np.array_equal(g, w)
+
+
+def test_a_non_finite_command_is_refused():
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match='finite'):
+            braking_tail(Q0, np.array([0.1, bad, 0, 0, 0, 0, 0]), A, P)
+        with pytest.raises(ValueError, match='finite'):
+            braking_tail(np.array([bad, 0, 0, 0, 0, 0, 0]), np.zeros(7), A, P)

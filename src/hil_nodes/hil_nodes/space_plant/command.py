@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from hil_core.drives.plants.plain_trajectory import PlainTrajectory
+from hil_core.space import command_stream
 from hil_core.space.command_stream import braking_tail
 from hil_nodes.msgs import convert
 from hil_nodes.msgs.cdr_arrays import JointTrajectoryBytes
@@ -25,6 +26,7 @@ def command_port(publisher, names) -> ChainPort:
     """The stream's port on ``publisher`` (a JointTrajectory publisher) for the joints ``names``."""
     names = list(names)
     cdr = JointTrajectoryBytes(names)
+    command_stream.warm_up()            # at configure, never in a frame (compiled kernel)
 
     def message(plain: PlainTrajectory):
         from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
