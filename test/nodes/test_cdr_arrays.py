@@ -90,13 +90,15 @@ def test_joint_trajectories_are_rclpys_bytes(data, stamp, n_points, n, velocitie
 
 
 def test_a_trajectory_layout_written_once_serves_every_message_of_the_stream():
-    """The template of a layout is reused: two messages of one layout and one of another, in
-    any order, each come out as their own message's bytes."""
+    """The template of a layout is reused: messages of one layout (point count) with the same or
+    other point times (the iiwa's braking tail: stop times on a 10 ms grid that follow the
+    velocities) and of another layout, in any order, each come out as their own message's bytes."""
     names = [f'j{i}' for i in range(6)]
     enc = JointTrajectoryBytes(names)
     rng = np.random.default_rng(3)
     full = np.array([convert.duration_ns(t) for t in np.arange(1, 9) / 1600], dtype=np.int64)
-    for times in (full, full[4:], full, full[4:]):
+    tail = np.array([1_000_000, 11_000_000, 31_000_000, 51_000_000], dtype=np.int64)
+    for times in (full, full[4:], full, tail, full[4:], tail + 20_000_000, full + 7 * 10**9):
         pos, vel = rng.normal(size=(len(times), 6)), rng.normal(size=(len(times), 6))
         stamp = int(rng.integers(0, 2**40))
         msg = convert.joint_trajectory(names, stamp, times * 1e-9, pos, vel)
