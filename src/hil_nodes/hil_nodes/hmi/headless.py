@@ -12,8 +12,10 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import os
 import pathlib
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -125,13 +127,18 @@ class HeadlessPage:
                 self._ws.close()
             except Exception:
                 pass
-        if self._proc.poll() is None:
-            self._proc.terminate()
+        # the whole session (start_new_session): chromium's GPU, renderer and zygote processes
+        # too, which outlived a terminated browser and kept a core busy rendering in software
+        # while the next tests measured real time
+        for sig in (signal.SIGTERM, signal.SIGKILL):      # (what is left after the browser's exit: killed)
+            try:
+                os.killpg(self._proc.pid, sig)
+            except ProcessLookupError:
+                break
             try:
                 self._proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+                pass
         shutil.rmtree(self._profile, ignore_errors=True)
 
     def __enter__(self) -> 'HeadlessPage':
