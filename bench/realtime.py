@@ -1,7 +1,8 @@
 """`hil bench realtime`: the real-time budget measured on whole runs (docs/realtime.md, "Measured").
 
 For Hexafloat in real time (impulse_3hz, recorder on) in one process (with and without
-intra-process delivery), isolated, and with the drives and the recorder apart (LAYOUTS), and the
+intra-process delivery, and with the web HMI attached), isolated, and with the drives and the
+recorder apart (LAYOUTS), and the
 lockstep speed in one process, it runs `hil run` and prints:
 * CPU-s per sim-s in total (every process, the `hil` command included) and per process;
 * per node: callback CPU-s per sim-s and cycle overruns (the nodes' "<node>: cycle" statuses);
@@ -125,6 +126,9 @@ LAYOUTS = {
     # the lab's split: the drives (hardware there) and the recorder (ros2 bag record there) in
     # processes of their own, the algorithm chain in one, on this machine's two cores
     'drives_apart': (['--own-process', 'mock_hexapod', '--own-process', 'recorder'], {}),
+    # one process with the operator's web HMI attached (no browser): the graph's CPU-s per sim-s
+    # next to the HMI's own (cpu_s_per_sim_s.hmi), which the total leaves out
+    'one_process_hmi': (['--hmi', '--hmi-port', '0'], {}),
 }
 
 

@@ -10,7 +10,8 @@ also writes the plan's parameter values to a params file for the one container p
 launch_ros writes a dict of parameters to a temporary file, and in mode:=hardware
 ros2_control_node's params file (the plan's lab_parameters). Both live in one temporary
 directory, removed when the launch shuts down (OnShutdown; atexit if it ends otherwise).
-rviz:=true needs the rviz2 package, an optional dependency (package.xml): a headless lab PC
+hmi:=true adds the operator's web HMI as one more plain Node (hil_nodes' hmi console script,
+its own process in both layouts; docs/hmi.md, "Start"). rviz:=true needs the rviz2 package, an optional dependency (package.xml): a headless lab PC
 installs without it and is told so here.
 """
 import atexit

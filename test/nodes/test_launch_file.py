@@ -194,3 +194,24 @@ def test_rviz_is_included_from_the_installed_share(monkeypatch):
     ld = _load(monkeypatch, 'rviz.launch.py')
     [rviz] = [e for e in ld.kw['entities'] if e.kind == 'Node']
     assert rviz.kw['package'] == 'rviz2' and rviz.kw['arguments'][0] == '-d'
+
+
+@pytest.mark.parametrize('layout', ['one_process', 'isolated'])
+def test_hmi_true_adds_the_hmi_as_a_node_of_its_own(monkeypatch, layout):
+    """hmi:=true hmi_port:=... hmi_host:=... hmi_token:=...: one plain Node running hil_nodes' hmi
+    console script with the plan's values, in both layouts (never inside the container), before
+    the graph; the container hosts exactly the nodes it hosts without the HMI."""
+    actions, _ = _run(monkeypatch, system='hexafloat', duration='5', layout=layout, hmi='true', hmi_port='8777',
+                      hmi_host='0.0.0.0', hmi_token='tok')
+    nodes = [a for a in actions if a.kind in ('Node', 'LifecycleNode')]
+    [hmi] = [n for n in nodes if n.kw['executable'] == 'hmi']
+    assert nodes[0] is hmi and hmi.kind == 'Node'
+    assert (hmi.kw['package'], hmi.kw['name'], hmi.kw['namespace'], hmi.kw['output']) == ('hil_nodes', 'hmi', '', 'screen')
+    assert hmi.kw['parameters'] == [{'host': '0.0.0.0', 'port': 8777, 'control_token': 'tok',
+                                     'urdf': str(data_root() / 'urdf' / 'hexafloat_scaled.urdf')}]
+    assert hmi.kw['additional_env'] == {} and hmi.kw['ros_arguments'] is None
+    without, _ = _run(monkeypatch, system='hexafloat', duration='5', layout=layout)
+    others = [(a.kind, a.kw['executable'], a.kw['arguments'], a.kw['name']) for a in without if a.kind in ('Node', 'LifecycleNode')]
+    assert [(a.kind, a.kw['executable'], a.kw['arguments'], a.kw['name']) for a in nodes[1:]] == others
+    with pytest.raises(Exception, match='true/false'):
+        _run(monkeypatch, system='hexafloat', hmi='maybe')

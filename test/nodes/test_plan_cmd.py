@@ -103,3 +103,36 @@ def test_every_documented_hil_run_command_plans(line):
 
 def test_the_docs_have_examples_of_both():
     assert len(_examples('ros2 launch hil_nodes hil.launch.py')) >= 4 and len(_examples('hil run ')) >= 4
+
+
+@pytest.mark.parametrize('layout', ['one_process', 'isolated'])
+def test_the_hmi_is_a_process_of_its_own_with_its_port_host_and_urdf(layout):
+    """hmi:=true: the operator's HMI first, a plain node of its own kind in both layouts (never in
+    the container), not managed and not watched by the supervisor, no sim time and no real-time
+    request, served where asked with the system's URDF (the mock's robot_description file)."""
+    code, out, err = _hil_plan('hexafloat', 'hmi:=true', 'hmi_port:=8765', f'layout:={layout}', 'rt:=true')
+    assert code == 0, err
+    doc = yaml.safe_load(out)
+    hmi = doc['processes'][0]
+    assert (hmi['name'], hmi['kind'], hmi['executable'], hmi['lifecycle']) == ('hmi', 'hmi', 'hmi', False)
+    assert hmi['parameters'] == {'host': '127.0.0.1', 'port': 8765, 'urdf': str(ROOT / 'urdf' / 'hexafloat_scaled.urdf')}
+    assert 'environment' not in hmi                                  # no HIL_RT_* request with rt:=true
+    assert doc['hmi'] == 'http://127.0.0.1:8765'
+    assert 'hmi' not in doc.get('container', [])
+    sup = next(p for p in doc['processes'] if p['name'] == 'supervisor')['parameters']
+    assert 'hmi' not in sup['managed_nodes'] and 'hmi' not in sup.get('monitored_nodes', [])
+    code, out, _ = _hil_plan('hexafloat')                           # not asked: not there
+    assert code == 0 and 'hmi' not in [p['name'] for p in yaml.safe_load(out)['processes']]
+
+
+def test_the_hmi_beyond_localhost_needs_a_token_and_hides_it():
+    code, out, err = _hil_plan('hexafloat', 'hmi:=true', 'hmi_host:=0.0.0.0')
+    assert code == 2 and out == '' and 'control_token' in err
+    code, out, err = _hil_plan('hexafloat', 'hmi:=true', 'hmi_host:=0.0.0.0', 'hmi_token:=s3cret')
+    assert code == 0, err
+    assert 's3cret' not in out and yaml.safe_load(out)['processes'][0]['parameters']['control_token'] == '<hidden>'
+    code, _, err = _hil_plan('hexafloat', 'hmi:=true', 'hmi_port:=70000')
+    assert code == 2 and "'port' = 70000 is outside its range" in err
+    args = cli.build_parser().parse_args(['run', 'hexafloat', '--hmi', '--hmi-port', '0', '--isolated'])
+    _, plan = run_cmd.plan_for(args)
+    assert plan.hmi.parameters['port'] == 0 and plan.hmi not in plan.hil_nodes

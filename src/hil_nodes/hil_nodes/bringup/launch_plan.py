@@ -17,7 +17,8 @@ one to one onto a launch action:
   ``bringup.write_overrides``, keyed by node name) in ``ros_arguments`` and remappings scoped to
   their node -- ``bringup.container_parts``, the command line of `hil run`. ``layout:=isolated``:
   one action per node, as `hil run --isolated`. The lab side (ros2_control_node,
-  robot_state_publisher, spawners) is one process each in both;
+  robot_state_publisher, spawners) is one process each in both, and so is the HMI (hmi:=true:
+  a plain ``Node``, never in the container);
 - ``start_after``: a non-empty name puts the action in ``OnProcessStart(target_action=<that
   process>)`` (the controller spawners after ros2_control_node, as lbr_fri_ros2_stack does);
 - ``IncludeLaunchDescription``: ``launch/<file>`` of ``package`` found with FindPackageShare,
@@ -57,6 +58,11 @@ LAUNCH_ARGUMENTS: tuple[tuple[str, str, str, list[str] | None], ...] = (
     ('layout', 'one_process', 'one_process: every hil node in one process (hil_nodes container, as `hil run`: '
      'the layout that holds real time on a small PC, README "Real time"); isolated: one process per node '
      '(as `hil run --isolated`)', ['one_process', 'isolated']),
+    ('hmi', 'false', "also start the operator's web HMI (docs/hmi.md), a process of its own in every layout "
+     'that prints its address (hmi: http://HOST:PORT) first', ['true', 'false']),
+    ('hmi_port', '8080', 'TCP port of the HMI page with hmi:=true (0: any free port, printed)', None),
+    ('hmi_host', '127.0.0.1', 'address the HMI page is served on (any other than localhost needs hmi_token)', None),
+    ('hmi_token', '', "control token the HMI page asks for before a control is sent", None),
 )
 LAYOUTS = ('one_process', 'isolated')
 
@@ -84,7 +90,8 @@ def plan_kwargs(values: dict[str, str]) -> dict[str, Any]:
                     time_scale=float(v['time_scale']) if v['time_scale'] else None,
                     duration=float(v['duration']) if v['duration'] else None, seed=int(v['seed']),
                     netft_address=v['netft_address'], robot_address=v['robot_address'],
-                    robot_port=v['robot_port'],
+                    robot_port=v['robot_port'], hmi=_bool('hmi', v['hmi']), hmi_port=int(v['hmi_port']),
+                    hmi_host=v['hmi_host'], hmi_token=v['hmi_token'],
                     # as `hil run`: equal-priority FIFO processes never preempt each other
                     rt_policy='fifo' if wants_layout(v) == 'one_process' else 'rr')
     except ValueError as exc:

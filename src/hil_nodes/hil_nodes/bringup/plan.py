@@ -17,6 +17,11 @@ Clocks (agreed with the real-time work; docs/lab.md):
   -- except at a time_scale other than 1, where sim time is not wall time: then as in lockstep;
 - hardware: no clock owner, no sim time, no lockstep (a real robot does not wait).
 ``lockstep`` is set on every node to one value, whatever a node's own file says.
+
+The operator's web HMI (``hmi=True``, docs/hmi.md) is a process of the plan of its own kind
+('hmi'): never in the one-process container, not managed, not watched by the supervisor (no
+heartbeat; its death is not a node's death), no real-time priority, no sim time; it reads the
+graph's drained copies and is in no frame's chain.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
+from types import SimpleNamespace
 from typing import Any
 
 import yaml
@@ -38,6 +44,7 @@ from hil_nodes.bringup.system import (BringupError, NodeSpec, Scenario, SystemDe
 MODES = ('mock', 'hardware')
 RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder', managed=True, rt_rank=None)
 CONTROLLER_MANAGER = 'controller_manager'   # ros2_control_node's node name; spawners address it
+HMI = 'hmi'                                 # the HMI's node and process name (kind 'hmi')
 
 
 @dataclass(frozen=True)
@@ -46,7 +53,7 @@ class BringupPlan:
     mode: str
     lockstep: bool
     rt: bool
-    processes: tuple[NodeSpec, ...]          # start order (lab side first, then the hil nodes)
+    processes: tuple[NodeSpec, ...]          # start order (the HMI, the lab side, then the hil nodes)
     clock_owner: str                         # '' when nobody publishes /clock
     managed: tuple[str, ...]                 # supervisor's managed_nodes = lifecycle bring-up order
     bag_path: pathlib.Path | None
@@ -61,6 +68,11 @@ class BringupPlan:
     def hil_nodes(self) -> list[NodeSpec]:
         """The hil_suite nodes (what `hil run` starts)."""
         return [p for p in self.processes if p.kind == 'hil']
+
+    @property
+    def hmi(self) -> NodeSpec | None:
+        """The operator's web HMI (``hmi=True``): a process of its own in every layout."""
+        return next((p for p in self.processes if p.kind == 'hmi'), None)
 
     @property
     def lab_processes(self) -> list[NodeSpec]:
@@ -186,12 +198,45 @@ def _lab_processes(desc: SystemDescription, robot_address: str,
     return out, lab_parameters(desc, urdf, joint_map)
 
 
+def system_urdf(desc: SystemDescription, hardware: bool) -> str:
+    """The system's robot description file: the hardware block's with mode:=hardware, else the
+    mock hardware's ``robot_description`` parameter ('' when neither names one)."""
+    if hardware and desc.hardware is not None:
+        return str(desc.hardware.robot_description)
+    for spec in desc.select(use_mock=not hardware):
+        value = _resolve_path(repo_root(), spec.parameters.get('robot_description', ''))
+        if isinstance(value, str) and value.endswith('.urdf') and os.path.isfile(value):
+            return value
+    return ''
+
+
+def hmi_spec(desc: SystemDescription, hardware: bool, port: int, host: str, token: str) -> NodeSpec:
+    """The HMI's process (docs/hmi.md): its values checked here against its own Param table,
+    so a bad port or a host beyond localhost without a token is said before anything starts."""
+    from hil_nodes.framework.param_table import ParameterError   # (lazy: the HMI's table is rclpy's)
+    from hil_nodes.hmi.params import PARAMS, check_values
+    table = {p.name: p for p in PARAMS}
+    values = {'host': host, 'port': port, 'urdf': system_urdf(desc, hardware), 'control_token': token}
+    try:
+        checked = {name: table[name].validate(value) for name, value in values.items()}
+    except ParameterError as exc:
+        raise BringupError(f'hmi: {exc}') from None
+    problems = check_values(SimpleNamespace(**checked))
+    if problems:
+        raise BringupError(f'hmi: {problems[0]}')
+    if not checked['control_token']:
+        del checked['control_token']
+    return NodeSpec(name=HMI, package='hil_nodes', executable='hmi', parameters=checked, managed=False,
+                    rt_rank=None, kind='hmi')
+
+
 def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | None = None, *, mode: str = 'mock',
                  lockstep: bool | None = None, record: str | os.PathLike | None = None, rt: bool = False,
                  time_scale: float | None = None, duration: float | None = None, seed: int = 0,
                  netft_address: str = '', robot_address: str = '', robot_port: str = '', rt_priority: int = 80,
                  rt_cpus: str = '',
-                 rt_policy: str = 'rr', stamp: datetime.datetime | None = None) -> BringupPlan:
+                 rt_policy: str = 'rr', stamp: datetime.datetime | None = None, hmi: bool = False,
+                 hmi_port: int = 8080, hmi_host: str = '127.0.0.1', hmi_token: str = '') -> BringupPlan:
     """The processes of one run of ``system`` (see the module docstring).
 
     lockstep: None = the mode's default (mock: true, hardware: false). record: a directory (the
@@ -205,7 +250,9 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     environment of every hil process (rt_policy 'rr' or 'fifo' at rt_priority minus the node's
     rt_rank, affinity rt_cpus, mlockall; hil_nodes.runtime.rt_setup applies them where permitted). One
     process per node (launch, `hil run --isolated`) wants 'rr': equal-priority FIFO processes
-    never preempt each other.
+    never preempt each other. hmi: also start the operator's web HMI, a process of its own first
+    (``hmi_spec``: served on hmi_host:hmi_port, 0 = any free port; beyond localhost it needs
+    hmi_token), with the system's URDF.
     """
     if mode not in MODES:
         raise BringupError(f"mode must be one of {MODES}, not {mode!r}")
@@ -257,8 +304,13 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
         env = rt_setup.ranked_env(rt_env, spec.rt_rank) if rt else {}
         remappings = {**spec.remappings, **hw_remap.get(spec.name, {})}
         planned.append(replace(spec, parameters=p, env=env, remappings=remappings))
+    first = []
+    if hmi:      # first: its page is up (and its address said) before the graph starts
+        if any(spec.name == HMI for spec in planned):
+            raise BringupError(f'hmi: {desc.name} has a node named {HMI!r} already')
+        first = [hmi_spec(desc, hardware, hmi_port, hmi_host, hmi_token)]
     rviz = root / 'config' / 'rviz' / f'{desc.name}.rviz'
-    return BringupPlan(system=desc.name, mode=mode, lockstep=lockstep, rt=rt, processes=tuple(lab + planned),
+    return BringupPlan(system=desc.name, mode=mode, lockstep=lockstep, rt=rt, processes=tuple(first + lab + planned),
                        clock_owner=owner, managed=managed, bag_path=bag_path, record_topics=desc.record_topics,
                        rviz_config=str(rviz) if rviz.is_file() else '', lab_parameters=lab_params, description=desc)
 
@@ -267,7 +319,8 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
 
 def run_overrides(plan: BringupPlan) -> dict[str, dict[str, Any]]:
     """The params file `hil run` passes after every node's own files (keyed by node name)."""
-    return {s.name: {'ros__parameters': dict(s.parameters)} for s in plan.hil_nodes if s.parameters}
+    return {s.name: {'ros__parameters': dict(s.parameters)} for s in plan.processes
+            if s.kind in ('hil', 'hmi') and s.parameters}
 
 
 def process_commands(plan: BringupPlan, overrides_file: pathlib.Path,
@@ -275,12 +328,18 @@ def process_commands(plan: BringupPlan, overrides_file: pathlib.Path,
     """(process name, command line, extra environment) of every hil node process `hil run`
     starts: one per node (isolated) or one container with every node, in the plan's order. The
     lab side of mode:=hardware (ros2_control_node, robot_state_publisher, spawners) is started by
-    `ros2 launch hil_nodes hil.launch.py` only."""
+    `ros2 launch hil_nodes hil.launch.py` only. The HMI (``hmi_commands``) is not among them."""
     nodes = plan.hil_nodes
     if isolated:
         return [(s.name, node_command(s, overrides_file), dict(s.env)) for s in nodes]
     args, ros_args, env = container_parts(plan, overrides_file)
     return [('container', [sys.executable, '-m', 'hil_nodes.runtime.container', *args, '--ros-args', *ros_args], env)]
+
+
+def hmi_commands(plan: BringupPlan, overrides_file: pathlib.Path) -> list[tuple[str, list[str], dict[str, str]]]:
+    """The HMI's process, in every layout its own (empty without ``hmi``)."""
+    spec = plan.hmi
+    return [] if spec is None else [(spec.name, node_command(spec, overrides_file), dict(spec.env))]
 
 
 def container_parts(plan: BringupPlan, overrides_file: pathlib.Path) -> tuple[list[str], list[str], dict[str, str]]:

@@ -12,7 +12,9 @@ suite's nodes), its parameter files and the final values they and the plan give 
 (robot_state_publisher's ``robot_description``, the URDF text ros2_control_node reads, in full;
 ros2_control_node's params file, which the launch file writes, as ``lab_parameters``),
 remappings, arguments, environment and what it starts after. With ``layout:=one_process`` (the
-default) the hil nodes run in one process, listed under ``container``.
+default) the hil nodes run in one process, listed under ``container``. With ``hmi:=true`` the
+operator's web HMI is a process of its own (kind hmi, first), its host, port and URDF among its
+parameters (a control token shown as ``<hidden>``) and its address under ``hmi``.
 
 Exit 0 with the plan; 2 with the reason when the plan cannot be made (an unknown system, a
 refused argument, a URDF without what the mode needs).
@@ -72,6 +74,8 @@ def plan_document(values: dict[str, str]) -> dict[str, Any]:
             own = effective_parameters([plan.lab_parameters], f'{spec.namespace}/{spec.name}')
             entry['parameter_files'].append('<lab_parameters, written by the launch file>')
             entry['parameters'] = {**own, **entry['parameters']}
+        if 'control_token' in entry['parameters']:     # a secret: given, not printed
+            entry['parameters']['control_token'] = '<hidden>'
         for key, value in (('remappings', dict(spec.remappings)), ('arguments', list(spec.arguments)),
                            ('environment', dict(spec.env)), ('start_after', spec.start_after)):
             if value:
@@ -81,6 +85,10 @@ def plan_document(values: dict[str, str]) -> dict[str, Any]:
            'clock_owner': plan.clock_owner or None, 'bag': str(plan.bag_path) if plan.bag_path else None}
     if layout == 'one_process':
         doc['container'] = [s.name for s in plan.hil_nodes]
+    if plan.hmi is not None:
+        host, port = plan.hmi.parameters['host'], plan.hmi.parameters['port']
+        host = f'[{host}]' if ':' in host else host
+        doc['hmi'] = f'http://{host}:{port}' if port else f'http://{host}:<any free port, printed at start>'
     doc['processes'] = processes
     if plan.lab_parameters:
         doc['lab_parameters'] = plan.lab_parameters

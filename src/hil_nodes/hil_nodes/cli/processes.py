@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes
 import os
 import pathlib
+import re
 import signal
 import subprocess
 import time
@@ -45,6 +46,26 @@ class ProcessGroup:
         this one own now: what must be gone once the run is over."""
         pids = [p.pid for p in self.procs.values() if p.poll() is None] + [os.getpid()]
         return shm_cleanup.owned_units(pids)
+
+    def wait_for_line(self, name: str, pattern: str, timeout: float) -> tuple[str, str]:
+        """(first match of ``pattern``'s group 1 in process ``name``'s output, '') or ('', why not):
+        the process ended first (its last line says why) or said nothing matching in ``timeout``
+        wall s. Reads its log file: no thread is started in this process (see `hil run`)."""
+        proc, path = self.procs[name], self.log_dir / f'{name}.log'
+        regex = re.compile(pattern, re.MULTILINE)
+        end = time.monotonic() + timeout
+        while True:
+            ended = proc.poll() is not None        # before reading: a line written before it ended counts
+            text = path.read_text(errors='replace') if path.exists() else ''
+            found = regex.search(text)
+            if found:
+                return found.group(1), ''
+            if ended:
+                last = next((line for line in reversed(text.splitlines()) if line.strip()), '')
+                return '', f'its process ended ({proc.returncode}){": " + last.strip() if last else ""}'
+            if time.monotonic() > end:
+                return '', f'nothing said within {timeout:g} s'
+            time.sleep(0.05)
 
     def dead(self) -> dict[str, int]:
         return {n: p.returncode for n, p in self.procs.items() if p.poll() is not None}

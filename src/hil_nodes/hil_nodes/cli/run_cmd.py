@@ -5,8 +5,10 @@ START before the first frame, STOP at `--duration` of sim time, frame-aligned); 
 starts the processes, watches /hil/mode and /clock, prints progress, shuts everything down
 (no orphans) and prints a `key: value` summary. A node process that ends early is reported to
 the supervisor (/hil/process_exit), which makes the FAULT naming the node; if the supervisor
-itself died, the run is a FAULT with that reason (cli/run_exits.py). Exit code 0 for a clean
-run; 1 if the system went to FAULT, real time was not held or there were safety events (a late
+itself died, the run is a FAULT with that reason (cli/run_exits.py). `--hmi` starts the
+operator's web HMI first, a process of its own, and prints its address (`hmi: http://HOST:PORT`)
+before anything else; it is no node of the run: its end is said and the run goes on. Exit code
+0 for a clean run; 1 if the system went to FAULT, real time was not held or there were safety events (a late
 command: the drives had to act on their own, something stalled); 2 if it could not run at all.
 """
 from __future__ import annotations
@@ -26,7 +28,8 @@ from hil_nodes.cli.run_client import RunClient
 from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
 from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
-from hil_nodes.bringup.plan import bringup_plan, process_commands, write_overrides
+from hil_nodes.runtime.process_exit import describe_exit
+from hil_nodes.bringup.plan import HMI, bringup_plan, hmi_commands, process_commands, write_overrides
 from hil_nodes.bringup.system import BringupError, apply_scenario, load_scenario, load_system
 
 
@@ -57,6 +60,12 @@ def add_parser(sub) -> None:
                         'the summary says what was)')
     p.add_argument('--rt-priority', type=int, default=80, help='SCHED_FIFO priority with --rt (1-99)')
     p.add_argument('--rt-cpus', default='', help="CPU list for the node processes with --rt, e.g. '1' (default: all)")
+    p.add_argument('--hmi', action='store_true', help="also start the operator's web HMI (docs/hmi.md), a process of "
+                   'its own; its address is the first line printed')
+    p.add_argument('--hmi-port', type=int, default=8080, help='TCP port of the HMI page (0: any free one)')
+    p.add_argument('--hmi-host', default='127.0.0.1', help='address the HMI page is served on (default 127.0.0.1; '
+                   'any other needs --hmi-token)')
+    p.add_argument('--hmi-token', default='', help='control token the HMI page asks for before a control is sent')
     p.set_defaults(func=run)
 
 
@@ -86,7 +95,8 @@ def plan_for(args):
                         time_scale=args.time_scale, duration=args.duration, seed=args.seed,
                         rt_priority=args.rt_priority, rt_cpus=args.rt_cpus,
                         # one process: FIFO; one per node: round robin (FIFO peers never preempt)
-                        rt_policy='rr' if args.isolated else 'fifo')
+                        rt_policy='rr' if args.isolated else 'fifo', hmi=args.hmi, hmi_port=args.hmi_port,
+                        hmi_host=args.hmi_host, hmi_token=args.hmi_token)
     return system, plan
 
 
@@ -112,11 +122,22 @@ def run(args) -> int:
     except BringupError as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
+    if plan.hmi is not None:
+        from hil_nodes.hmi.address import port_problem
+        problem = port_problem(args.hmi_host, args.hmi_port)
+        if problem:
+            print(f'hil run: --hmi-port {args.hmi_port}: {problem}: give another --hmi-port, or 0 for any free one',
+                  file=sys.stderr)
+            return 2
     group = ProcessGroup(run_dir / 'logs', env)
     client = meter = None
     wall0 = time.monotonic()
-    outcome, run_fault = 'error', ''
+    outcome, run_fault, hmi_url, hmi_exit = 'error', '', '', {}
     try:  # from the first process on: whatever happens, every process is stopped below
+        if plan.hmi is not None:
+            hmi_url = _start_hmi(group, plan, overrides)
+            if not hmi_url and group.procs[HMI].poll() is not None:   # said once, in _start_hmi
+                hmi_exit[HMI] = group.procs[HMI].returncode
         for name, cmd, extra_env in commands:   # one process per node (--isolated) or one container
             group.start(name, cmd, extra_env)   # --rt: its HIL_RT_* requests (hil_nodes.runtime.rt_setup)
         # the client only now: its DDS participant starts threads, and a fork of a process with
@@ -124,9 +145,9 @@ def run(args) -> int:
         # for good that way when the client came first). A client that matches the graph late
         # gets no CPU figure (RunMeter says so) rather than a wrong one.
         client = RunClient(domain)
-        meter = RunMeter({name: proc.pid for name, proc in group.procs.items()})
-        exits = ExitWatch(client.node, commands)
-        outcome, run_fault = _follow(client, group, args, meter, exits, _frame_period(specs, overrides))
+        meter = RunMeter({name: proc.pid for name, proc in group.procs.items()}, apart=(HMI,))
+        exits = ExitWatch(client.node, commands)     # the graph's processes: the HMI is none of them
+        outcome, run_fault = _follow(client, group, args, meter, exits, _frame_period(specs, overrides), hmi_exit)
         if outcome == 'fault':   # the stop runs to its end before anything is deactivated
             wait_until_at_rest(client, args.lockstep)
         # a dead supervisor has no status to wait for and no shutdown service to call: the
@@ -147,6 +168,8 @@ def run(args) -> int:
         own_shm = group.shm_units()
         killed = group.stop()
         summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed, run_fault)
+        if plan.hmi is not None:
+            summary['hmi'] = _hmi_summary(hmi_url, hmi_exit)
         if client is not None and meter is not None:
             summary.update(meter.figures(client.sim_time))
             summary['rt'] = rt_line
@@ -201,11 +224,35 @@ def _process_layout(plan, overrides, args) -> list[tuple[str, list[str], dict[st
     return out
 
 
+def _start_hmi(group: ProcessGroup, plan, overrides, timeout: float = 60.0) -> str:
+    """Start the HMI and wait for the address it prints on its first line (docs/hmi.md); print
+    it as this command's own first line. A HMI that does not come up is said and the run goes on
+    without it: it is no part of the graph."""
+    [(name, cmd, extra_env)] = hmi_commands(plan, overrides)
+    group.start(name, cmd, extra_env)
+    address, why = group.wait_for_line(name, r'^hmi: (http://\S+)\s*$', timeout)
+    if address:
+        print(f'hmi: {address}', flush=True)
+    else:
+        print(f'hil run: the HMI did not start ({why}); the run goes on without it (logs in {group.log_dir})',
+              file=sys.stderr, flush=True)
+    return address
+
+
+def _hmi_summary(address: str, hmi_exit: dict[str, int]) -> str:
+    if not address:
+        return 'not started'
+    if HMI in hmi_exit:
+        return f'{address} (its process {describe_exit(hmi_exit[HMI])} during the run)'
+    return address
+
+
 def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter, exits: ExitWatch,
-            frame_period: float) -> tuple[str, str]:
+            frame_period: float, hmi_exit: dict[str, int]) -> tuple[str, str]:
     """Spin until the run ends: back to IDLE after it started, FAULT (a process that ended is
     reported to the supervisor, which makes it one), or stall. (outcome, the launcher's own fault
-    reason: only when the supervisor itself died)."""
+    reason: only when the supervisor itself died). The HMI's end is no node's death: it is said
+    once (and kept in ``hmi_exit``), never reported to the supervisor."""
     started = False
     next_progress = time.monotonic() + 2.0
     while True:
@@ -224,7 +271,12 @@ def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter, exits
             meter.stop()
             return 'done', ''
         now = time.monotonic()
-        exits.poll(group.dead(), now, group.log_dir)
+        dead = group.dead()
+        if HMI in dead and HMI not in hmi_exit:
+            hmi_exit[HMI] = dead[HMI]
+            print(f'hil run: the HMI {describe_exit(dead[HMI])}; the run goes on without it (logs in '
+                  f'{group.log_dir})', file=sys.stderr, flush=True)
+        exits.poll({name: code for name, code in dead.items() if name != HMI}, now, group.log_dir)
         verdict = exits.verdict(now)
         if verdict is not None:
             meter.stop()

@@ -1,6 +1,8 @@
 """What `hil run` measures of the processes it started: CPU seconds per simulated second over the
 run (from its start to the return to IDLE, so start-up imports and compilation are not counted),
-per process and in total with the `hil` command itself, the simulated time per wall second, and
+per process and in total with the `hil` command itself (the graph's total: a process kept apart,
+the operator's HMI, is listed by process but not added in, so a run with and without it give the
+same total), the simulated time per wall second, and
 the real-time settings each process really runs with (``--rt``)."""
 from __future__ import annotations
 
@@ -34,8 +36,9 @@ class RunMeter:
     the CPU and wall time of now was off by up to half a second of wall time: 20 % of a 10 s
     lockstep run. ``observe`` every turn, ``stop`` at the run's end, then ``figures``."""
 
-    def __init__(self, pids: dict[str, int]):
+    def __init__(self, pids: dict[str, int], apart: tuple[str, ...] = ()):
         self.pids = dict(pids)
+        self.apart = set(apart)
         self.first: tuple[float, dict[str, float], float] | None = None   # (wall, CPU by process, sim s)
         self.last: tuple[float, dict[str, float], float] | None = None
         self.stopped = False
@@ -66,7 +69,8 @@ class RunMeter:
         self.stopped = True
 
     def figures(self, run_sim_s: float) -> dict[str, str]:
-        """Summary lines: cpu_s_per_sim_s (total) and per process, the measured window, and
+        """Summary lines: cpu_s_per_sim_s (total, the ``apart`` processes left out) and per process
+        (every one that lived through the window), the measured window, and
         sim_per_wall as the simulated time integrated over the window's wall time (in real time
         the node clocks are the wall clock, so only the frames the mock really integrated tell).
         A window that covers less than half of the run (``run_sim_s``) is not a figure of it."""
@@ -80,7 +84,7 @@ class RunMeter:
                    f'{run_sim_s:.2f} sim s)')
             return {'cpu_s_per_sim_s': why, 'sim_per_wall': why}
         per = {name: (cpu1[name] - cpu0[name]) / sim for name in cpu1 if name in cpu0}
-        return {'cpu_s_per_sim_s': f'{sum(per.values()):.3f}',
+        return {'cpu_s_per_sim_s': f'{sum(v for n, v in per.items() if n not in self.apart):.3f}',
                 'cpu_s_per_sim_s_by_process': ', '.join(f'{n} {v:.3f}' for n, v in sorted(per.items())),
                 'cpu_window_sim_s': f'{sim:.2f}',
                 'cpu_window_wall_s': f'{wall:.2f}',

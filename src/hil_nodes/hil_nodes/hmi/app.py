@@ -16,9 +16,15 @@ from hil_nodes.hmi.tf_tree import TfTree
 
 
 def start_server(host: str, port: int, label: str) -> viser.ViserServer:
+    """A viser server on exactly ``host:port`` (0: any free port); OSError saying so when the
+    port is taken (viser would quietly serve on the next free one: an operator told the address
+    would open another program's page, or none)."""
     # viser prints a banner of its own: the HMI's first line must be its ``hmi: URL``
     with contextlib.redirect_stdout(io.StringIO()):
         server = viser.ViserServer(host=host, port=port, label=label, verbose=False)
+        if port and server.get_port() != port:
+            server.stop()
+            raise OSError(f'port {port} on {host} is in use: give another port, or 0 for any free one')
     server.gui.configure_theme(control_width='large', show_logo=False, show_share_button=False)
     server.gui.main_panel.dock_right()        # docked, not floating: EMERGENCY STOP stays on screen
     return server

@@ -32,6 +32,7 @@ from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
@@ -44,6 +45,7 @@ from hil_nodes import qos, topics
 from hil_nodes.hmi import live
 from hil_nodes.hmi import motion_commands
 from hil_nodes.hmi.app import build_scene, initial_camera, start_server, url
+from hil_nodes.framework.param_table import ParameterError
 from hil_nodes.hmi.joystick import JoystickModel, JoystickPanel
 from hil_nodes.hmi.motion_panel import MotionPanel, command_problem
 from hil_nodes.hmi.panel import Panel
@@ -309,8 +311,11 @@ def main(args: list[str] | None = None, parameter_overrides=None) -> int:
         node = HmiNode(parameter_overrides=parameter_overrides or [])
         print(f'hmi: {node.url}', flush=True)
         rclpy.spin(node)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ExternalShutdownException):   # Ctrl-C, or SIGTERM: the run that started it ended
         pass
+    except (ParameterError, OSError) as exc:   # a bad value or a busy port: said in one line, no trace
+        print(f'hmi: not started: {exc}', file=sys.stderr, flush=True)
+        return 2
     finally:
         if node is not None:
             node.destroy_node()
