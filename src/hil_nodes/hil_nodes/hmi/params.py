@@ -6,10 +6,8 @@ from __future__ import annotations
 import ipaddress
 from types import SimpleNamespace
 
-from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
-                              ParameterUninitializedException)
-
 from hil_nodes.framework.param_table import Param, ParameterError
+from hil_nodes.framework.plain_params import declare_plain
 
 LOOPBACK = ('localhost', '127.0.0.1', '::1')
 
@@ -60,19 +58,7 @@ def check_values(values: SimpleNamespace) -> list[str]:
 
 def load_parameters(node) -> SimpleNamespace:
     """Declare and validate PARAMS on ``node``; raises ParameterError naming every bad one."""
-    values, problems = {}, []
-    for p in PARAMS:
-        try:
-            node.declare_parameter(p.name, p.default, p.descriptor())
-            try:
-                raw = node.get_parameter(p.name).value
-            except ParameterUninitializedException:
-                raw = p.default
-            values[p.name] = p.validate(raw)
-        except ParameterError as exc:
-            problems.append(str(exc))
-        except (InvalidParameterTypeException, InvalidParameterValueException) as exc:
-            problems.append(f"parameter '{p.name}': {exc}")
+    values, problems = declare_plain(node, PARAMS)
     if not problems:
         problems = check_values(SimpleNamespace(**values))
     if problems:

@@ -10,16 +10,13 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.exceptions import (InvalidParameterTypeException, InvalidParameterValueException,
-                              ParameterUninitializedException)
-from rclpy.parameter import Parameter
 
 from hil_core.supervision.lifecycle_plan import check_node_list
 from hil_core.supervision.realtime_health import HealthConfig
 from hil_core.supervision.timing import HIGH_LEVEL_PERIOD
 from hil_nodes.framework.base import HilLifecycleNode, Param, ParameterError
-from hil_nodes.framework.param_sources import check_sources, unknown_parameters
+from hil_nodes.framework.param_sources import unknown_parameters
+from hil_nodes.framework.plain_params import declare_plain
 from hil_nodes.framework.param_table import ConfigFields
 
 
@@ -95,33 +92,7 @@ def health_config(p: SimpleNamespace) -> HealthConfig:
 def load_parameters(node) -> tuple[SimpleNamespace, list[str]]:
     """Declare and validate PARAMS on ``node``; a bad value is replaced by its default and
     reported (one line each, naming the parameter)."""
-    table = {p.name: p for p in PARAMS}
-    found = check_sources(node, table)     # wrong types in any source (taken out of the overrides)
-    problems = [text for _, text in found]
-    bad_types = {name for name, _ in found}
-    values = {}
-    for p in PARAMS:
-        descriptor = ParameterDescriptor(description=p.description,
-                                         additional_constraints=p.constraints(), read_only=True)
-        try:
-            if isinstance(p.type, str):   # an empty list default has no type: declare the type
-                node.declare_parameter(p.name, Parameter.Type.STRING_ARRAY, descriptor)
-            else:
-                node.declare_parameter(p.name, p.default, descriptor)
-            if p.name in bad_types:
-                values[p.name] = p.default
-                continue
-            try:
-                raw = node.get_parameter(p.name).value
-            except ParameterUninitializedException:
-                raw = p.default
-            values[p.name] = p.validate(raw)
-        except ParameterError as exc:
-            problems.append(str(exc))
-            values[p.name] = p.default
-        except (InvalidParameterTypeException, InvalidParameterValueException) as exc:
-            problems.append(f"parameter '{p.name}': {exc}")
-            values[p.name] = p.default
+    values, problems = declare_plain(node, PARAMS, read_only=True)
     if not problems:
         overlap = set(check_node_list(values['managed_nodes'])) & set(check_node_list(values['monitored_nodes']))
         if overlap:
