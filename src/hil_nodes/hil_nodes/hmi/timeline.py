@@ -21,6 +21,7 @@ from hil_nodes.hmi.panel_model import PanelModel, is_duplicate_planner_event, le
 from hil_nodes.hmi.tf_tree import TfTree
 from hil_nodes.hmi.view_state import ACHIEVED_TOPICS, REFERENCE_TOPICS, WRENCH_TOPICS, Pose, ViewState, Wrench
 from hil_nodes.recorder.bag import read_messages
+from hil_nodes.report.bagdata import numeric_series
 
 VIEW_TOPICS = (topics.JOINT_STATES, topics.TF, topics.TF_STATIC, topics.ROBOT_DESCRIPTION, topics.HIL_MODE,
                topics.HIL_EVENTS, topics.PLANNER_EVENTS, topics.DIAGNOSTICS,
@@ -125,20 +126,9 @@ class Timeline:
 
     def series(self, node_task: str, key: str) -> tuple[np.ndarray, np.ndarray]:
         """(t from t0, values) of one key of one status, for the whole run (the replay's charts)."""
-        rows = [(r[0], r[3].get(key)) for r in self.records if r[1] == 'status' and r[2] == node_task]
-        rows = [(t, float(v)) for t, v in rows if _is_number(v)]
-        if not rows:
-            return np.zeros(0), np.zeros(0)
-        a = np.asarray(rows)
-        return a[:, 0], a[:, 1]
+        return numeric_series((r[0], r[3].get(key)) for r in self.records
+                              if r[1] == 'status' and r[2] == node_task)
 
-
-def _is_number(value) -> bool:
-    try:
-        float(value)
-        return True
-    except (TypeError, ValueError):
-        return False
 
 
 def _pose_row(msg) -> list[float]:

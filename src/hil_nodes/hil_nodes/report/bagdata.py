@@ -51,11 +51,17 @@ class RunData:
         return None
 
     def diag_series(self, node: str, key: str) -> tuple[np.ndarray, np.ndarray]:
-        rows = [(t, float(v[key])) for t, v in self.diagnostics.get(node, []) if _is_number(v.get(key))]
-        if not rows:
-            return np.zeros(0), np.zeros(0)
-        a = np.asarray(rows)
-        return a[:, 0], a[:, 1]
+        return numeric_series((t, v.get(key)) for t, v in self.diagnostics.get(node, []))
+
+
+def numeric_series(rows) -> tuple[np.ndarray, np.ndarray]:
+    """(times, values) of the (time, value) ``rows`` whose value reads as a number (a status
+    value is text): the report's and the HMI replay's charts of a status key."""
+    kept = [(t, float(v)) for t, v in rows if _is_number(v)]
+    if not kept:
+        return np.zeros(0), np.zeros(0)
+    a = np.asarray(kept)
+    return a[:, 0], a[:, 1]
 
 
 def _is_number(value) -> bool:

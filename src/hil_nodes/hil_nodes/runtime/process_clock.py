@@ -1,4 +1,4 @@
-"""One simulated clock and one steady clock for all the nodes of a process (the one-process
+"""One simulated clock for all the nodes of a process (the one-process
 container), as rclcpp components in one container can share a clock.
 
 Why: rclpy gives every node its own ROS clock, attached to its own ``TimeSource`` with its own
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import ClockType
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock as ClockMsg
@@ -39,21 +39,12 @@ class ProcessClocks:
         self.sim = None          # the shared ROS clock on simulated time (the lender's)
         self.sim_ns = 0          # its time (ns), what its now() reads, without building a Time
         self.tickers: list = []  # called with sim_ns at every /clock (runtime.timer_group's sim groups)
-        self._steady = None      # the shared steady clock
 
     def enable(self, on: bool = True) -> None:
         self.enabled = bool(on) and os.environ.get('HIL_SHARED_CLOCK', '1') != '0'
-        self.sim = self._steady = None
+        self.sim = None
         self.sim_ns = 0
         self.tickers = []
-
-    def steady(self) -> Clock:
-        """A steady clock: the process's one when shared, else a new one."""
-        if not self.enabled:
-            return Clock(clock_type=ClockType.STEADY_TIME)
-        if self._steady is None:
-            self._steady = Clock(clock_type=ClockType.STEADY_TIME)
-        return self._steady
 
     def adopt(self, node) -> None:
         """Give ``node`` the process's simulated clock (module docstring); nothing when sharing
