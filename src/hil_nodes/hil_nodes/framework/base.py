@@ -128,7 +128,6 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         if not node_name:
             raise TypeError(f'{type(self).__name__} has no default name: pass node_name')
         super().__init__(node_name, **kwargs)
-        PROCESS_CLOCKS.adopt(self)       # before any timer: one simulated clock per process (process_clock)
         self._param_table = {p.name: p for p in (*self.COMMON_PARAMS, *self.PARAMS)}
         # wrong-typed values are found (and wrong overrides taken out) before declaring:
         # declare_parameter would raise on them, i.e. a traceback instead of a refusal

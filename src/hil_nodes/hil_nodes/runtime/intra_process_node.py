@@ -7,6 +7,7 @@ from rclpy.qos import QoSProfile
 
 from hil_nodes.runtime.intra_process import (BUS, NODE_DESTROYED, IntraPublisher, IntraSubscription, eligible,
                                              is_latched)
+from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
 from hil_nodes.runtime.served import counted
 
 
@@ -17,7 +18,12 @@ def _as_qos(qos_profile) -> QoSProfile:
 class IntraProcessNode:
     """Mixin (before rclpy's Node / LifecycleNode in the bases): publishers and subscriptions go
     through ``BUS`` when it is enabled (``eligible``: not the shared topics, not rclpy's own);
-    everything else is plain rclpy."""
+    everything else is plain rclpy. A node on simulated time takes the process's one clock, right
+    after rclpy built it and before it makes any timer (``runtime.process_clock``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        PROCESS_CLOCKS.adopt(self)
 
     def create_publisher(self, msg_type, topic, qos_profile, **kwargs):
         inner = super().create_publisher(msg_type, topic, qos_profile, **kwargs)
