@@ -31,6 +31,10 @@ class FakeNode:
         self.timers.append((period, callback, clock))
         return object()
 
+    def create_loop_timer(self, period, callback):      # (IntraProcessNode's: steady clock)
+        self.timers.append((period, callback, 'steady'))
+        return object()
+
 
 def _start(monkeypatch, now_ns) -> list:
     slept = []

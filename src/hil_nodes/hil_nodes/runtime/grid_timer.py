@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 
+from hil_nodes.runtime.frame_loop import LOOP, runs_on_loop
 from hil_nodes.runtime.intra_process import BUS, NODE_DESTROYED
 
 # just after the grid instant: a sensor's transport (the F/T source reads then)
@@ -69,7 +70,8 @@ class SharedGrid:
     and each executor event costs tens of us of CPU there. The F/T source then reads right after
     the drives' frame, its samples of the grid instant being due already. The timer lives on the
     node of the earliest offset, with that entry's clock; it is made again when that entry leaves
-    or an earlier one joins (at activation, where sleeping up to a period is allowed)."""
+    or an earlier one joins (at activation, where sleeping up to a period is allowed). Under the
+    process's spin loop (``frame_loop``) the grid is one of its deadlines instead of a timer."""
 
     def __init__(self, period_ns: int):
         self.period_ns = period_ns
@@ -100,6 +102,9 @@ class SharedGrid:
         if self.entries:
             first = self.entries[0]
             self.host = first.node
+            if runs_on_loop(first.node, first.clock):     # the process's spin loop runs the frame
+                self.timer = LOOP.add_on_grid(self.period_ns * 1e-9, self._fire, first.offset_ns)
+                return
             self.timer = _plain_grid_timer(first.node, self.period_ns, self._fire, first.clock, first.offset_ns,
                                            shared=True)
 

@@ -74,6 +74,16 @@ class IntraProcessNode:
         but not stopped when this node stops in place (each callback is judged by its own node)."""
         return super().create_timer(timer_period_sec, counted(callback), clock=clock)
 
+    def create_loop_timer(self, timer_period_sec, callback):
+        """A periodic callback on the steady clock: a deadline of the process's spin loop when it
+        runs them (runtime.frame_loop), else an rclpy timer; counted and stopped in place alike."""
+        from rclpy.clock import Clock, ClockType
+        from hil_nodes.runtime.frame_loop import LOOP
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        if LOOP.driven:
+            return LOOP.add(timer_period_sec, counted(callback, self))
+        return self.create_timer(timer_period_sec, callback, clock=steady)
+
     def create_group_timer(self, timer_period_sec, callback, clock=None):
         """A periodic check (heartbeat, status, watch): in the process's group for its period and
         clock when several nodes share the process, else a timer of its own (runtime.timer_group)."""

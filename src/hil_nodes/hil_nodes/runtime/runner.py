@@ -21,6 +21,7 @@ from rclpy.node import Node
 from hil_nodes.framework import base
 from hil_nodes.runtime import kernel_loads
 from hil_nodes.runtime import rt_setup
+from hil_nodes.runtime.frame_loop import LOOP
 from hil_nodes.runtime.intra_process import BUS
 from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
 from hil_nodes.runtime.served import SERVED
@@ -33,12 +34,15 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
                timeout_sec: float = 0.1) -> None:
     """Spin ``nodes`` in one EventsExecutor until shutdown or ``should_stop()``; with the
     intra-process bus on, what the callback of each ``spin_once`` published in the process is
-    delivered right after it (hil_nodes.runtime.intra_process)."""
+    delivered right after it (hil_nodes.runtime.intra_process). With the bus on, the loop also runs
+    the process's frame and steady-clock deadlines itself (hil_nodes.runtime.frame_loop): the
+    executor's wait ends at the next one."""
     nodes = list(nodes)
     executor = EventsExecutor()
     for node in nodes:
         executor.add_node(node)
     next_check = time.monotonic() + FOREIGN_CHECK_PERIOD
+    LOOP.driven = BUS.enabled
     try:
         while rclpy.ok() and not should_stop():
             if BUS.pending():
@@ -55,8 +59,9 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
                     if SERVED[0] == before or time.monotonic() >= end:
                         break
             else:
-                executor.spin_once(timeout_sec=timeout_sec)
+                executor.spin_once(timeout_sec=LOOP.wait_s(timeout_sec))
             if BUS.enabled:
+                LOOP.run_due()
                 BUS.drain()
                 if time.monotonic() >= next_check:
                     next_check = time.monotonic() + FOREIGN_CHECK_PERIOD
@@ -65,6 +70,7 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        LOOP.driven = False
         for node in nodes:
             exit_hook = getattr(node, 'process_exit', None)
             if exit_hook is not None:

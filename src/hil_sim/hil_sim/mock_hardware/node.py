@@ -158,8 +158,7 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
             self._frame_timer = create_grid_timer(self, self.p.frame_period, self._realtime_tick, clock=steady,
                                                   offset_ns=DRIVES_OFFSET_NS)
             return
-        self._frame_timer = self.create_timer(self.p.frame_period / self.p.time_scale,
-                                              self._realtime_tick, clock=steady)
+        self._frame_timer = self.create_loop_timer(self.p.frame_period / self.p.time_scale, self._realtime_tick)
 
     def deactivate_node(self) -> None:
         # The simulated world freezes: sim time stops, the plant keeps its state.

@@ -1,0 +1,132 @@
+"""hil_nodes.runtime.frame_loop: the process's frame and steady-clock deadlines run by its spin
+loop, not by rclpy timers (no timer thread, one wake-up a frame).
+
+What is asserted: a deadline fires once its time has come and not before, skips the periods it
+missed (as rcl's timers do) and stops when cancelled; the loop's wait never passes the next
+deadline; a grid deadline lands on k * period + offset of the system clock; under the loop the
+shared frame grid and the steady-clock check groups of real nodes make no rclpy timer and run
+their callbacks in the grid's order, a raising callback stopping its own node only; without the
+loop (a node spun by another executor) they are rclpy timers as before.
+"""
+from __future__ import annotations
+
+import pytest
+from rclpy.clock import Clock, ClockType
+from rclpy.timer import Timer
+
+from hil_nodes.runtime import frame_loop, grid_timer, timer_group
+from hil_nodes.runtime.frame_loop import LOOP, FrameLoop
+
+from bus_nodes import Managed, bus  # noqa: F401 (the fixture)
+from dummy_managed import DummyManaged
+
+MS = 1_000_000
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The loop's monotonic clock, set by the test (ns)."""
+    now = [10_000 * MS]
+    monkeypatch.setattr(frame_loop, '_monotonic_ns', lambda: now[0])
+    return now
+
+
+def test_a_deadline_fires_when_due_skips_missed_periods_and_stops_when_cancelled(clock):
+    loop, calls = FrameLoop(), []
+    timer = loop.add(0.0025, lambda: calls.append(clock[0]))
+    assert loop.wait_s(0.1) == pytest.approx(0.0025)           # one period from now, as an rcl timer
+    clock[0] += 2 * MS
+    assert loop.run_due() == 0 and calls == []
+    assert loop.wait_s(0.1) == pytest.approx(0.0005)
+    assert loop.wait_s(0.0001) == pytest.approx(0.0001)         # never longer than asked
+    clock[0] += MS // 2
+    assert loop.run_due() == 1 and len(calls) == 1
+    clock[0] += 7 * MS + MS // 2                                 # three periods later: once, not three times
+    assert loop.run_due() == 1 and len(calls) == 2
+    assert timer.next_ns == 10_000 * MS + 12_500_000             # the next instant of its grid
+    assert loop.wait_s(0.1) == pytest.approx(0.0025)
+    timer.cancel()
+    timer.cancel()                                               # harmless twice
+    clock[0] += 10 * MS
+    assert loop.run_due() == 0 and loop.wait_s(0.1) == 0.1 and timer.is_canceled()
+
+
+def test_a_grid_deadline_lands_on_the_system_clock_grid_plus_its_offset(clock):
+    loop = FrameLoop()
+    system_now = 1_700_000_000_001_300_000
+    timer = loop.add_on_grid(0.0025, lambda: None, offset_ns=grid_timer.DRIVES_OFFSET_NS, system_now_ns=system_now)
+    first_system = system_now + (timer.next_ns - clock[0])
+    assert (first_system - grid_timer.DRIVES_OFFSET_NS) % 2_500_000 == 0
+    assert 0 <= timer.next_ns - clock[0] < 2_500_000
+
+
+def test_a_period_must_be_positive():
+    with pytest.raises(ValueError, match='positive period'):
+        FrameLoop().add(0.0, lambda: None)
+
+
+def _rcl_timers(node) -> list:
+    return [t for t in node.timers if isinstance(t, Timer)]
+
+
+@pytest.fixture
+def driven(monkeypatch, bus, clock):
+    """The process's loop on, with clean grids and groups."""
+    monkeypatch.setattr(LOOP, 'driven', True)
+    monkeypatch.setattr(LOOP, 'timers', [])
+    monkeypatch.setattr(grid_timer, 'GRIDS', {})
+    monkeypatch.setattr(timer_group, 'GROUPS', {})
+    yield clock
+    LOOP.timers.clear()
+    LOOP._rearm()
+
+
+def test_under_the_loop_the_frame_grid_and_check_groups_make_no_rclpy_timer(ros, driven):
+    nodes = [DummyManaged(n, context=ros.context) for n in ('drives', 'ft', 'planner')]
+    drives, ft, planner = nodes
+    before = {n: len(_rcl_timers(n)) for n in nodes}
+    deadlines = len(LOOP.timers)                 # (the nodes' own heartbeat groups are deadlines too)
+    calls = []
+    steady = Clock(clock_type=ClockType.STEADY_TIME)
+    grid_timer.create_grid_timer(ft, 0.0025, lambda: calls.append('ft'))
+    grid_timer.create_grid_timer(drives, 0.0025, lambda: calls.append('drives'), clock=steady,
+                                 offset_ns=grid_timer.DRIVES_OFFSET_NS)
+    planner.create_group_timer(0.0137, lambda: calls.append('watch'), clock=steady)
+    paced = drives.create_loop_timer(0.00125, lambda: calls.append('paced'))
+    assert {n: len(_rcl_timers(n)) for n in nodes} == before                 # no rclpy timer at all
+    assert len(LOOP.timers) == deadlines + 3
+    driven[0] += 20 * MS                                                     # every deadline due
+    LOOP.run_due()
+    assert calls.count('drives') == 1 and calls.index('drives') + 1 == calls.index('ft')   # grid order
+    assert calls.count('watch') == 1 and calls.count('paced') == 1
+    drives.destroy_timer(paced)                                              # a node's release
+    assert len(LOOP.timers) == deadlines + 2
+    for n in nodes:
+        n.destroy_node()
+
+
+def test_a_raising_loop_callback_stops_its_own_node_only(ros, driven):
+    a, b = DummyManaged('a', context=ros.context), DummyManaged('b', context=ros.context)
+    calls = []
+
+    def bad():
+        calls.append('a')
+        raise RuntimeError('broken tick')
+    a.create_loop_timer(0.002, bad)
+    b.create_loop_timer(0.002, lambda: calls.append('b'))
+    for _ in range(3):
+        driven[0] += 2 * MS
+        LOOP.run_due()
+    assert calls == ['a', 'b', 'b', 'b']                                     # a stopped in place, b goes on
+    assert 'broken tick' in a.failure and not b.failure
+    for n in (a, b):
+        n.destroy_node()
+
+
+def test_without_the_loop_they_stay_rclpy_timers(ros, bus, monkeypatch):
+    monkeypatch.setattr(LOOP, 'driven', False)
+    node = DummyManaged('alone', context=ros.context)
+    before = len(_rcl_timers(node))
+    node.create_loop_timer(0.002, lambda: None)
+    assert len(_rcl_timers(node)) == before + 1
+    node.destroy_node()
