@@ -101,3 +101,30 @@ def test_refusals_name_the_problem_and_keep_the_target():
     assert np.array_equal(load.target, [10, 0, 0, 0, 0, 0]) and load.refused == 3
     assert check_wrench('abc')[1] is not None
     np.testing.assert_allclose(limit_magnitude([0, 0, 60, 0, 0, 0], LIM), [0, 0, 50, 0, 0, 0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(event, min_size=1, max_size=40), st.integers(0, 10**12))
+def test_the_idle_fast_path_gives_what_sample_gives(events, t0):
+    """``sample_active`` (the F/T node's frame path) against ``sample`` on a twin fed the same
+    history: None exactly when the twin's output is all zeros from an idle joystick, the same rows
+    otherwise, and the same newest stamp (where the next ramp step starts from) every time."""
+    fast, twin = JoystickLoad(LIM), JoystickLoad(LIM)
+    t = t0
+    for ev in events:
+        if ev[0] in ('cmd', 'bad'):
+            assert fast.command(ev[1], fast.last_ns) == twin.command(ev[1], twin.last_ns)
+        elif ev[0] == 'release':
+            fast.release()
+            twin.release()
+        else:
+            n, step = ev[1], ev[2]
+            stamps = t + step * np.arange(1, n + 1, dtype=np.int64)
+            t = int(stamps[-1])
+            idle = twin.idle
+            want, got = twin.sample(stamps), fast.sample_active(stamps)
+            if got is None:
+                assert idle and not want.any()
+            else:
+                assert not idle and np.array_equal(got, want)
+            assert fast.last_ns == twin.last_ns and np.array_equal(fast.applied, twin.applied)

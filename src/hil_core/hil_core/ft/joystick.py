@@ -133,6 +133,19 @@ class JoystickLoad:
             self.target = np.zeros(6)          # stale: released (ramps to zero at the rate limit)
         return self.target
 
+    def sample_active(self, stamps_ns) -> np.ndarray | None:
+        """``sample(stamps_ns)``, or None while nobody pushes (idle: it would be all zeros), with
+        the newest stamp noted all the same: a push that comes later ramps from that sample, never
+        from an older one (a longer step would allow a bigger jump). The F/T node's frame path:
+        nothing allocated, no row loop, when the joystick is idle, i.e. almost always."""
+        if not (self.applied.any() or self.target.any()):
+            if len(stamps_ns):
+                t = int(stamps_ns[-1])
+                if self.last_ns is None or t > self.last_ns:
+                    self.last_ns = t
+            return None
+        return self.sample(stamps_ns)
+
     def sample(self, stamps_ns) -> np.ndarray:
         """The applied wrench (N, 6) at the sample stamps (increasing, ns). A stamp not after the
         last one stepped adds nothing to the ramp (it gets the wrench applied now)."""

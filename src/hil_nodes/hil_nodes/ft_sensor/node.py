@@ -204,8 +204,8 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
             if self.chain is None or not self.active:
                 return
             if self.joystick_on:
-                joy = self.joystick.sample(stamps_ns)     # zeros at once while nobody pushes
-                if joy.any():
+                joy = self.joystick.sample_active(stamps_ns)     # None while nobody pushes
+                if joy is not None:
                     wrench_si = np.asarray(wrench_si, dtype=float) + joy
             with self._cycle(int(stamps_ns[-1])):
                 self._process(stamps_ns, wrench_si, flagged)
