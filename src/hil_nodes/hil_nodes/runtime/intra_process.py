@@ -73,6 +73,12 @@ DRAIN_BUDGET = 0.005     # wall s of deliveries before the executor gets its tur
 REPLAY = MessageRing.RING // 2   # a transient-local stream's messages kept for a reader outside (module doc)
 STATE_DEPTH = 20         # a transient-local history this deep or less is a state (/hil/mode: 20), always written
 _monotonic = time.monotonic
+_monotonic_ns = time.monotonic_ns
+# how long a publisher trusts its count of readers outside the process (wall ns): asking rmw at
+# every send cost about 11 calls a frame through pybind11 and the rmw's locks; a reader that
+# matches meanwhile gets its first message at most this much later (DDS discovery alone takes
+# longer), never a gap after it
+OUTSIDE_READERS_TTL_NS = 20_000_000
 
 # rclpy's own publishers (parameter events) and the log stay plain rclpy entities
 _EXCLUDED_PREFIXES = ('/parameter_events', '/rosout')
@@ -325,6 +331,7 @@ class IntraPublisher:
         self.replay = deque(maxlen=REPLAY) if latched and depth > 1 else None
         self._bus = bus
         self.bus_topic: _Topic | None = None
+        self._outside, self._outside_until = 0, 0
         bus.add_publisher(self)
 
     def send(self, port, payload) -> None:
@@ -338,7 +345,7 @@ class IntraPublisher:
             self.publish(port.message(payload))
             return
         msg = self._bus.send(topic, port, payload)
-        if self._always or inner.get_subscription_count():
+        if self._always or self.outside_readers():
             self.replay_if_read()
             _dds_publish(inner, msg if msg is not None else port.message(payload))
         elif self.replay is not None:
@@ -353,11 +360,25 @@ class IntraPublisher:
         # (the lifecycle check is done above for every DDS write below)
         if self._always or topic.on_dds:       # a latched state; the process's own readers are DDS ones
             _dds_publish(inner, msg)
-        elif inner.get_subscription_count():   # a reader outside the process
+        elif self.outside_readers():           # a reader outside the process
             self.replay_if_read()
             _dds_publish(inner, msg)
         elif self.replay is not None:
             self.replay.append(msg)
+
+    def outside_readers(self) -> int:
+        """Readers matched outside the process (``get_subscription_count``), asked again at most
+        every ``OUTSIDE_READERS_TTL_NS``."""
+        if _monotonic_ns() >= self._outside_until:
+            return self.get_subscription_count()
+        return self._outside
+
+    def get_subscription_count(self) -> int:
+        """rclpy's, and the count ``outside_readers`` trusts is this one from now on (a caller
+        that waited for a reader to match gets its next message out)."""
+        self._outside = self.inner.get_subscription_count()
+        self._outside_until = _monotonic_ns() + OUTSIDE_READERS_TTL_NS
+        return self._outside
 
     def replay_if_read(self) -> None:
         """A reader outside matched: the kept messages go first (history only for a transient-local one)."""
