@@ -51,13 +51,14 @@ def test_a_deadline_fires_when_due_skips_missed_periods_and_stops_when_cancelled
     assert loop.run_due() == 0 and loop.wait_s(0.1) == 0.1 and timer.is_canceled()
 
 
-def test_a_grid_deadline_lands_on_the_system_clock_grid_plus_its_offset(clock):
-    loop = FrameLoop()
+def test_a_grid_deadline_lands_on_the_system_clock_grid_plus_its_offset(clock, monkeypatch):
+    monkeypatch.setattr(LOOP, 'timers', [])
     system_now = 1_700_000_000_001_300_000
-    timer = loop.add_on_grid(0.0025, lambda: None, offset_ns=grid_timer.DRIVES_OFFSET_NS, system_now_ns=system_now)
+    timer = grid_timer.loop_grid_timer(2_500_000, lambda: None, grid_timer.DRIVES_OFFSET_NS, system_now_ns=system_now)
     first_system = system_now + (timer.next_ns - clock[0])
     assert (first_system - grid_timer.DRIVES_OFFSET_NS) % 2_500_000 == 0
     assert 0 <= timer.next_ns - clock[0] < 2_500_000
+    timer.cancel()
 
 
 def test_a_period_must_be_positive():

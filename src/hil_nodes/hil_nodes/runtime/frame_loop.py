@@ -17,7 +17,7 @@ an event comes or when the next deadline is due, and the loop runs what is due b
 delivers what those callbacks published (``BUS.drain``). One thread, one wake-up a frame.
 
 Deadlines are kept on the monotonic clock; a grid (frames at k * period + offset of the system
-clock, ``grid_timer``) is aligned once from the system clock, as an rcl steady timer started on
+clock) is aligned once from the system clock by ``grid_timer``, as an rcl steady timer started on
 the grid was. Missed periods are skipped, as rcl's timers skip them (the callbacks read the time
 and count what they missed). A deadline on a simulated clock is never one of these: simulated
 time has its own ticks (``process_clock``, ``timer_group``).
@@ -27,6 +27,11 @@ from __future__ import annotations
 import time
 
 _monotonic_ns = time.monotonic_ns
+
+
+def monotonic_ns() -> int:
+    """The loop's clock (ns)."""
+    return _monotonic_ns()
 
 
 class LoopTimer:
@@ -71,14 +76,6 @@ class FrameLoop:
         self.timers.append(timer)
         self._rearm()
         return timer
-
-    def add_on_grid(self, period_s: float, callback, offset_ns: int, system_now_ns: int | None = None) -> LoopTimer:
-        """``callback()`` just after each instant k * period + ``offset_ns`` of the system clock
-        (``grid_timer``), aligned once now and kept on the monotonic clock."""
-        from hil_nodes.runtime.grid_timer import delay_to_grid
-        period_ns = int(round(period_s * 1e9))
-        now_sys = time.time_ns() if system_now_ns is None else system_now_ns
-        return self.add(period_s, callback, _monotonic_ns() + delay_to_grid(now_sys, period_ns, offset_ns))
 
     def remove(self, timer: LoopTimer) -> None:
         if timer in self.timers:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 
+from hil_nodes.runtime import frame_loop
 from hil_nodes.runtime.frame_loop import LOOP, runs_on_loop
 from hil_nodes.runtime.intra_process import BUS, NODE_DESTROYED
 
@@ -51,6 +52,15 @@ def _plain_grid_timer(node, period_ns: int, callback, clock, offset_ns: int, sha
     # entry is, in _fire); a node's own grid timer is one of its callbacks
     create = getattr(node, 'create_shared_timer', node.create_timer) if shared else node.create_timer
     return create(period_ns * 1e-9, callback, clock=clock)     # None: the node's clock
+
+
+def loop_grid_timer(period_ns: int, callback, offset_ns: int, system_now_ns: int | None = None):
+    """``callback()`` just after each instant k * period + ``offset_ns`` of the system clock, as a
+    deadline of the process's spin loop (``frame_loop``): aligned once now from the system clock,
+    kept on the monotonic clock, as an rcl steady timer started on the grid."""
+    now_sys = time.time_ns() if system_now_ns is None else system_now_ns
+    first = frame_loop.monotonic_ns() + delay_to_grid(now_sys, period_ns, offset_ns)
+    return LOOP.add(period_ns * 1e-9, callback, first_ns=first)
 
 
 class GridEntry:
@@ -103,7 +113,7 @@ class SharedGrid:
             first = self.entries[0]
             self.host = first.node
             if runs_on_loop(first.node, first.clock):     # the process's spin loop runs the frame
-                self.timer = LOOP.add_on_grid(self.period_ns * 1e-9, self._fire, first.offset_ns)
+                self.timer = loop_grid_timer(self.period_ns, self._fire, first.offset_ns)
                 return
             self.timer = _plain_grid_timer(first.node, self.period_ns, self._fire, first.clock, first.offset_ns,
                                            shared=True)
