@@ -1,6 +1,7 @@
 """The web server the live HMI and the replay share: a viser server bound to ``host:port``,
-the fixed control sidebar (so EMERGENCY STOP is always on screen, never behind a fold), the
-scene built from a robot description once one is known."""
+the control sidebar docked right (EMERGENCY STOP is in a window of its own, hmi.estop_window,
+since the operator can collapse the sidebar), the scene built from a robot description once
+one is known."""
 from __future__ import annotations
 
 import contextlib
@@ -26,7 +27,7 @@ def start_server(host: str, port: int, label: str) -> viser.ViserServer:
             server.stop()
             raise OSError(f'port {port} on {host} is in use: give another port, or 0 for any free one')
     server.gui.configure_theme(control_width='large', show_logo=False, show_share_button=False)
-    server.gui.main_panel.dock_right()        # docked, not floating: EMERGENCY STOP stays on screen
+    server.gui.main_panel.dock_right()        # docked, not floating over the 3D view
     return server
 
 

@@ -186,7 +186,7 @@ class HmiNode(Node):
             self._system_check = now
             self.motion_panel.set_system(motion_commands.running_system(self.get_node_names()))
         if self.server.get_clients():
-            self.panel.update(m)
+            self.panel.update(m, now)
 
     # --- force joystick -------------------------------------------------------------------------
     def _joystick_tick(self) -> None:
