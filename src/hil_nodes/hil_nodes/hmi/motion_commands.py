@@ -7,7 +7,9 @@
   answers with its reason (hil_core.drives.scripted_motion.via_path);
 * ``space_iiwa``: an end-effector target on topics.SPACE_EE_SETPOINT (geometry_msgs/PoseStamped),
   checked first by the space_plant Param table's own validation of ``setpoint_position`` and
-  ``setpoint_euler_zyx_deg`` (the scripted set-point's parameters);
+  ``setpoint_euler_zyx_deg`` (the scripted set-point's parameters), then for reachability from
+  the measured state with the running node's parameters (hil_nodes.hmi.space_target); space_plant's
+  status about the set-point it received is its answer;
 * ``hybrid5``: a G-code program checked as hybrid_controller checks its ``gcode_file`` at
   configure (the parser and the S-curve path of hil_core.hybrid5), then handed to the node as
   that parameter through SetParameters: the node answers (it takes a new program only while
