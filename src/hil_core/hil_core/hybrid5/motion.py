@@ -101,6 +101,15 @@ class Hybrid5Motion:
         self._last_request = None
         self.last = None
 
+    def set_path(self, path: PathTrajectory) -> None:
+        """A new program, taken only in IDLE: the path is read when HOMING starts (the move to its
+        first point) and when RUNNING starts, never while holding or braking, so the next run
+        homes to the new program's start and follows it. ValueError in any other phase (a path
+        swapped under a homing move or a run would jump the reference)."""
+        if self.phase is not HilMode.IDLE:
+            raise ValueError(f'a new program is taken in IDLE only (the robot holds); now in {self.phase.value}')
+        self.path = path
+
     # --- reference sources ---------------------------------------------------------------------
     def _hold(self, p, g, end: int = -1):
         return _Static(self._static(p, g), end)

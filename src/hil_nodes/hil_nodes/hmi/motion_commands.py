@@ -12,8 +12,8 @@
   status about the set-point it received is its answer;
 * ``hybrid5``: a G-code program checked as hybrid_controller checks its ``gcode_file`` at
   configure (the parser and the S-curve path of hil_core.hybrid5), then handed to the node as
-  that parameter through SetParameters: the node answers (it takes a new program only while
-  inactive).
+  that parameter through SetParameters: the node checks it again and answers (it takes a new
+  program in IDLE only, the robot holding; the next run homes to its start).
 
 Everything here is plain Python: parsing the operator's text, the checks, the messages' values."""
 from __future__ import annotations

@@ -248,6 +248,7 @@ class HmiNode(Node):
         if not client.service_is_ready():
             self.motion_panel.show_answer(kind, None, f'/{node}/set_parameters is not available')
             return
+        self.motion_panel.answer.content = f'**{kind}:** sent to /{node}/set_parameters, waiting for its answer…'
         future = client.call_async(SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)]))
         sent = time.monotonic()
         self._pending.append((kind, future, sent))

@@ -17,7 +17,10 @@ DEFAULT_GCODE_FILE = 'config/gcode/agh.nc'
 
 PARAMS = (
     Param('params_file', str, '', f"robot + controller parameters ('' = {DEFAULT_PARAMS_FILE})"),
-    Param('gcode_file', str, '', f"path program ('' = {DEFAULT_GCODE_FILE})"),
+    Param('gcode_file', str, '', f"path program ('' = {DEFAULT_GCODE_FILE}); a new one is taken while the "
+          "node is inactive, or active in IDLE (the robot holds; the next run homes to its start), checked as "
+          "at configure (parser, path) and refused with the reason otherwise (ros2 param set, the HMI's "
+          "'Load program')", dynamic=True),
     Param('joint_names', 'str[]', JOINTS, 'joints: 3 legs then tilt, rotary', length=5,
           check=lambda v: None if len(set(v)) == 5 else 'joint names must be unique'),
     Param('home', 'float[]', [0.0, 0.0, 0.85, 0.0, 0.0], 'home: platform x, y, z (m), tilt, rotary (rad)',
