@@ -9,6 +9,7 @@ check's reason and never sent; a reachable one goes out as the attitude space_pl
 space_plant's own answer is shown."""
 import numpy as np
 from geometry_msgs.msg import PoseStamped, WrenchStamped
+from rcl_interfaces.srv import GetParameters
 
 from hil_core.maths.rotations import quat_to_matrix
 from hil_core.space.model import euler_zyx_to_matrix
@@ -83,6 +84,8 @@ def test_ee_target_checked_for_reachability_and_answered_by_space_plant(ros):
     targets = ros.collect(PoseStamped, topics.SPACE_EE_SETPOINT, qos.command())
     ros.spin_until(lambda: hmi.count_subscribers(topics.SPACE_EE_SETPOINT) >= 1, 10, 'the test subscribed')
     ros.spin_until(lambda: hmi.motion_panel.system == 'space_iiwa', 10, 'the system seen')
+    ros.spin_until(lambda: hmi.service_client(GetParameters, '/space_plant/get_parameters').service_is_ready(), 10,
+                   "the HMI's client of space_plant's parameters matched")
     euler = (-88.38, -37.27, -56.99)                                    # seed 002's target attitude
 
     hmi.send_command('ee_target', ((1.448, -0.236, 0.094), euler))      # no state heard yet

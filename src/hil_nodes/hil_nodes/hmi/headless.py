@@ -148,7 +148,8 @@ class HeadlessPage:
         return bool(self.evaluate('!!document.querySelector("canvas")'))
 
     def screenshot(self) -> bytes:
-        return base64.b64decode(self.call('Page.captureScreenshot', format='png')['data'])
+        # (software WebGL on a loaded machine: a frame can take long to composite)
+        return base64.b64decode(self.call('Page.captureScreenshot', timeout=120.0, format='png')['data'])
 
     def close(self) -> None:
         if self._ws is not None:

@@ -64,6 +64,13 @@ SERVICES = {'start': topics.HIL_START, 'stop': topics.HIL_STOP, 'reset': topics.
             'estop': topics.HIL_ESTOP}
 
 
+SPACE_PLANT_GET = '/space_plant/get_parameters'
+# the service a system's motion command goes through (hil_nodes.hmi.motion_commands)
+COMMAND_SERVICES = {'hexafloat_scripted': (SetParameters, '/reference_source/set_parameters'),
+                    'space_iiwa': (GetParameters, SPACE_PLANT_GET),
+                    'hybrid5': (SetParameters, '/hybrid_controller/set_parameters')}
+
+
 def _best_effort(depth: int) -> QoSProfile:
     return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.BEST_EFFORT,
                       durability=DurabilityPolicy.VOLATILE)
@@ -144,7 +151,7 @@ class HmiNode(Node):
     def _build_scene(self, urdf_text: str) -> None:
         self.description = urdf_text
         self.scene = build_scene(self.server, urdf_text, self.p.wrench_scale, self.p.sensor_frame)
-        initial_camera(self.server, self.scene)
+        initial_camera(self.server, self.scene, lambda: (dict(self.view.positions), self.view.tf.copy()))
 
     def _view_tick(self) -> None:
         self.ticks['view'] += 1
@@ -196,7 +203,12 @@ class HmiNode(Node):
         now = time.monotonic()
         if now - self._system_check > 1.0:       # which system runs: the node that takes commands
             self._system_check = now
-            self.motion_panel.set_system(motion_commands.running_system(self.get_node_names()))
+            names = self.get_node_names()
+            system = motion_commands.running_system(names)
+            self.motion_panel.set_system(system)
+            if system in COMMAND_SERVICES:
+                self.service_client(*COMMAND_SERVICES[system])
+            self.joystick_panel.set_available('ft_sensor' in names)
         if self.server.get_clients():
             self.panel.update(m, now)
 
@@ -243,8 +255,7 @@ class HmiNode(Node):
             node, value = 'hybrid_controller', ParameterValue(type=ParameterType.PARAMETER_STRING,
                                                               string_value=str(values))
         name = 'via_points' if kind == 'via_points' else 'gcode_file'
-        client = self._param_clients.get(node) or self.create_client(SetParameters, f'/{node}/set_parameters')
-        self._param_clients[node] = client
+        client = self.service_client(SetParameters, f'/{node}/set_parameters')
         if not client.service_is_ready():
             self.motion_panel.show_answer(kind, None, f'/{node}/set_parameters is not available')
             return
@@ -254,12 +265,18 @@ class HmiNode(Node):
         self._pending.append((kind, future, sent))
         future.add_done_callback(lambda f, k=kind: self._command_answered(k, f))
 
+    def service_client(self, srv_type, name: str):
+        """One client per service, made when first asked for (the system check makes the running
+        system's ahead of a click: a new client needs its discovery before it can call)."""
+        client = self._param_clients.get(name)
+        if client is None:
+            client = self._param_clients[name] = self.create_client(srv_type, name)
+        return client
+
     # --- the EE target of space_iiwa: reachable from here by the node's own loop? ---------------
     def _check_ee_target(self, values) -> None:
         """Ask space_plant for its parameters, then check the target from the measured state."""
-        client = self._param_clients.get('space_plant/get') or self.create_client(
-            GetParameters, '/space_plant/get_parameters')
-        self._param_clients['space_plant/get'] = client
+        client = self.service_client(GetParameters, SPACE_PLANT_GET)
         if not client.service_is_ready():
             self.motion_panel.show_answer('ee_target', None, '/space_plant/get_parameters is not available: '
                                           'no space_plant on this DDS domain')

@@ -41,6 +41,7 @@ class Panel:
             self.answer = gui.add_markdown('**Supervisor:** no request yet')
         self.state = gui.add_markdown('**Mode:** waiting for the supervisor')
         self.history = gui.add_markdown('')
+        self._charts_seen = False
         self.factor = _chart(gui, 'time-base factor', '#1e88e5', 'factor')
         self.distance = _chart(gui, 'W-R distance', '#e53935', 'frames')
 
@@ -74,3 +75,7 @@ class Panel:
         for chart, strip in ((self.factor, model.factor), (self.distance, model.distance)):
             if len(strip) >= 2:
                 chart.data = strip.arrays()
+            shown = len(strip) >= 2 or self._charts_seen      # only a system with a time base has them
+            if chart.visible != shown:
+                chart.visible = shown
+        self._charts_seen = self._charts_seen or len(model.factor) >= 2
