@@ -254,7 +254,7 @@ class HmiNode(Node):
         else:
             node, value = 'hybrid_controller', ParameterValue(type=ParameterType.PARAMETER_STRING,
                                                               string_value=str(values))
-        name = 'via_points' if kind == 'via_points' else 'gcode_file'
+        name = {'via_points': 'via_points', 'gcode': 'gcode_file', 'jog': 'jog'}[kind]
         client = self.service_client(SetParameters, f'/{node}/set_parameters')
         if not client.service_is_ready():
             self.motion_panel.show_answer(kind, None, f'/{node}/set_parameters is not available')

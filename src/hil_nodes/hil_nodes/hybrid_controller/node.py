@@ -20,6 +20,12 @@ Bad input: unusable joint states (names, sizes, NaN/inf), stale or repeated stam
 command (the drives brake on the missing command) and a throttled diagnostic; legs that do
 not assemble, a non-finite effort, or a tracking error beyond ``max_tracking_error`` -> a
 ``fault`` event (the supervisor goes to FAULT and the reference brakes to rest).
+
+Operator commands (the HMI's motion command, or ``ros2 param set``), answered by the
+SetParameters result and a ``hybrid_controller: motion command`` status: a new program
+(dynamic ``gcode_file``, in IDLE only: the next run homes to its start) and a jog (dynamic
+``jog``, a G-code line relative to the held pose, in IDLE at rest), both checked by the program
+parser of hil_core.hybrid5.gcode.
 """
 from __future__ import annotations
 
@@ -36,7 +42,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 
 from hil_core.hybrid5 import law_frame
-from hil_core.hybrid5.gcode import parse_file
+from hil_core.hybrid5.gcode import parse_file, parse_jog
 from hil_core.hybrid5.motion import Hybrid5Motion
 from hil_core.hybrid5.tracking import HybridController
 from hil_core.hybrid5.trajectory import PathTrajectory
@@ -63,10 +69,13 @@ class HybridControllerNode(HilLifecycleNode, name='hybrid_controller', task='con
         self.add_on_set_parameters_callback(self._check_program)
 
     def _check_program(self, parameters) -> SetParametersResult:
-        """A new ``gcode_file`` (the operator's program), checked before the base's callback
-        accepts it (rclpy calls the newest callback first): parsed and built as at configure, and
-        taken while active only when the motion is in IDLE (``Hybrid5Motion.set_path``); other
-        parameters pass."""
+        """A new ``gcode_file`` (the operator's program) or a ``jog``, checked before the base's
+        callback accepts it (rclpy calls the newest callback first): a program is parsed and built
+        as at configure, and taken while active only when the motion is in IDLE
+        (``Hybrid5Motion.set_path``); a jog starts here (``_jog``); other parameters pass."""
+        jog = [prm for prm in parameters if prm.name == 'jog']
+        if jog and self.configured and str(jog[-1].value or '').strip():
+            return self._jog(str(jog[-1].value))
         given = [prm for prm in parameters if prm.name == 'gcode_file']
         if not given or not self.configured:
             return SetParametersResult(successful=True)             # configure-time values
@@ -83,6 +92,24 @@ class HybridControllerNode(HilLifecycleNode, name='hybrid_controller', task='con
             return SetParametersResult(successful=False, reason=str(exc))
         # inactive away from IDLE (deactivated mid-run): taken by the next configure, as before
         self._new_path = path if idle else None
+        return SetParametersResult(successful=True)
+
+    def _jog(self, text: str) -> SetParametersResult:
+        """An operator's jog (``jog``): parsed by the program parser, then a move of the held pose
+        from the next cycle (``Hybrid5Motion.jog``: IDLE, at rest, above the base plane)."""
+        try:
+            if not self.active:
+                raise ValueError('a jog is taken while the node runs (hybrid_controller is not active)')
+            if self.t0_ns is None or self.last_ns is None:
+                raise ValueError('no control cycle yet: the pose to jog from is not known')
+            dp, dg, feed = parse_jog(text, self.prm.trajectory.rapid_feed)
+            k = int(round((self.last_ns - self.t0_ns) / self.ts_ns)) + 1    # the next cycle
+            p, g = self.motion.jog(k, dp, dg, feed)
+        except ValueError as exc:
+            self.status(WARN, f'jog refused: {exc}', task='motion command')
+            return SetParametersResult(successful=False, reason=str(exc))
+        self.status(OK, f'jog to x y z = {p[0]:.4f} {p[1]:.4f} {p[2]:.4f} m, tilt {math.degrees(g[0]):.2f} deg, '
+                    f'rotary {math.degrees(g[1]):.2f} deg', task='motion command')
         return SetParametersResult(successful=True)
 
     def apply_parameters(self, changed: set[str]) -> None:
