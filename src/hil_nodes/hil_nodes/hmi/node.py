@@ -288,6 +288,8 @@ class HmiNode(Node):
 
     def _ee_parameters(self, values, future) -> None:
         self._pending = [p for p in self._pending if p[1] is not future]
+        if future.cancelled() or future.result() is None:     # expired: "no answer" already shown
+            return
         got = {name: parameter_value_to_python(v) for name, v in zip(space_target.NAMES, future.result().values)
                if v.type != PType.PARAMETER_NOT_SET}
         p = space_target.node_values(got)
@@ -338,6 +340,8 @@ class HmiNode(Node):
 
     def _command_answered(self, kind: str, future) -> None:
         self._pending = [p for p in self._pending if p[1] is not future]
+        if future.cancelled() or future.result() is None:     # expired: "no answer" already shown
+            return
         result = future.result().results[0]
         self.get_logger().info(f'{kind}: {"accepted" if result.successful else "refused"}: {result.reason}')
         self.motion_panel.show_answer(kind, bool(result.successful), result.reason or 'taken from the next frame')
