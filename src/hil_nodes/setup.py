@@ -21,6 +21,7 @@ NODES = [
     'planner',
     'hybrid_controller',
     'hmi',
+    'joy_wrench',
 ]
 
 setup(

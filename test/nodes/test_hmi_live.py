@@ -2,8 +2,11 @@
 real time, mock hardware) over DDS, its page opened in headless Chromium (CDP): the page shows
 the mode and the time-base factor the test hears itself from the supervisor and the time base;
 EMERGENCY STOP is a button on it; Start, refused while RUNNING, shows the supervisor's reason
-(the same the test gets calling /hil/start itself); EMERGENCY STOP puts the system in FAULT;
-the screenshot shows the robot (pixels of the URDF's platform and slider colours)."""
+(the same the test gets calling /hil/start itself); the screenshot shows the robot (pixels of
+the URDF's platform and slider colours). Then the operator collapses the docked panel (its
+chevron, clicked with the mouse: Start is no longer on screen) and minimises the emergency stop's
+own window: the HMI opens it again, and one mouse click on EMERGENCY STOP, where the browser
+shows it, puts the system in FAULT."""
 import os
 import re
 import signal
@@ -55,6 +58,25 @@ def _platform_pixels(png: bytes) -> tuple[int, int]:
     return int(orange[:, :width].sum()), int(blue[:, :width].sum())
 
 
+# set window.__estopHidden once EMERGENCY STOP is not rendered or has no size (a mutation
+# observer sees every change of the page, however briefly the window stays minimised)
+_WATCH_ESTOP = """(() => {
+  window.__estopHidden = false;
+  const shown = () => { const b = [...document.querySelectorAll('button')].find(
+      e => e.innerText.trim() === 'EMERGENCY STOP'); if (!b) return false;
+      const r = b.getBoundingClientRect(); return r.width >= 1 && r.height >= 1; };
+  new MutationObserver(() => { if (!shown()) window.__estopHidden = true; })
+      .observe(document.body, {subtree: true, childList: true, attributes: true});
+  return true; })()"""
+
+# the centre of the minimise control nearest to the point (x, y) (the top of the estop button)
+_NEAREST_MINIMIZE = """(() => {
+  const c = [...document.querySelectorAll('[data-dock-minimize]')].map(e => e.getBoundingClientRect())
+      .map(r => [r.x + r.width / 2, r.y + r.height / 2]);
+  c.sort((a, b) => Math.hypot(a[0] - %f, a[1] - %f) - Math.hypot(b[0] - %f, b[1] - %f));
+  return c.length ? c[0] : null; })()"""
+
+
 def test_live_page_shows_the_graph_and_calls_the_supervisor(ros, domain_id, artifacts_dir):
     graph = _start(['run', 'hexafloat', '--lockstep', '--time-scale', '0.5', '--duration', '300',
                     '--domain-id', str(domain_id), '--quiet'], domain_id)
@@ -100,7 +122,23 @@ def test_live_page_shows_the_graph_and_calls_the_supervisor(ros, domain_id, arti
             orange, blue = _platform_pixels(png)
             assert orange > 300 and blue > 30, f'the robot is not on the screenshot: {orange} orange, {blue} blue px'
 
-            page.click('EMERGENCY STOP')
+            # the operator collapses the docked panel with its chevron: Start goes off screen
+            chevron = page.box('document.querySelector(\'[data-dock-region-collapse="right"]\')')
+            assert chevron is not None, "viser's collapse control of the docked panel is not on the page"
+            page.mouse_click(chevron[0] + chevron[2] / 2, chevron[1] + chevron[3] / 2)
+            until(lambda _: page.button_box('Start') is None, 'the docked panel collapsed', 10.0)
+            assert page.button_box('EMERGENCY STOP') is not None, 'EMERGENCY STOP hidden with the docked panel'
+            # ... and minimises the emergency stop's window: the HMI opens it again
+            page.evaluate(_WATCH_ESTOP)
+            estop = page.button_box('EMERGENCY STOP')
+            x, y = estop[0] + estop[2] / 2, estop[1]
+            toggle = page.evaluate(_NEAREST_MINIMIZE % (x, y, x, y))
+            assert toggle is not None, "the emergency stop window's minimise control is not on the page"
+            page.mouse_click(*toggle)
+            until(lambda _: page.evaluate('window.__estopHidden') and page.button_box('EMERGENCY STOP'),
+                  'the emergency stop window minimised, then opened again by the HMI', 20.0)
+            assert page.button_box('Start') is None                   # the docked panel is still collapsed
+            page.click_on_screen('EMERGENCY STOP')                     # one click
             until(lambda text: modes[-1].data == 'FAULT' and 'Mode: FAULT' in text and 'estop accepted' in text,
                   'FAULT after EMERGENCY STOP')
     finally:

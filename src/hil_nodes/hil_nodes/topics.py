@@ -34,6 +34,7 @@ JOYSTICK_WRENCH = '/joystick/wrench'               # geometry_msgs/WrenchStamped
                                                    # handle or gamepad, or a lab joystick node), added to the simulated
                                                    # sensor's load by ft_sensor, limited in magnitude and rate; frame_id =
                                                    # the sensor frame ('' too) or ft_sensor's base_frame_id
+JOY = '/joy'                                       # sensor_msgs/Joy: a lab gamepad (the joy package) -> joy_wrench
 ADMITTANCE_REFERENCE = '/admittance/reference'     # geometry_msgs/PoseStamped
 ADMITTANCE_TWIST = '/admittance/twist'             # geometry_msgs/TwistStamped
 ADMITTANCE_ACCEL = '/admittance/accel'             # geometry_msgs/AccelStamped

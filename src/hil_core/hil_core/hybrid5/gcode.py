@@ -165,3 +165,21 @@ def _arc(no, raw, pos, target, ang, tang, off, plane, motion, speed) -> Segment:
 def parse_file(path, rapid_feed: float = 5.0) -> list[Segment]:
     with open(path) as f:
         return parse(f.read(), rapid_feed)
+
+
+def parse_jog(text: str, rapid_feed: float = 5.0) -> tuple[np.ndarray, np.ndarray, float]:
+    """An operator's jog, one straight move written as a G-code line relative to where the
+    robot holds (mm and deg unless G20; G1 unless G0 is given, so a feed is needed): e.g.
+    ``X2 Y-1 F600``, ``G0 Z-5``, ``A5 C-10 F300``. Returns (displacement (3,) m, table angles
+    (2,) rad, feed m/s), by the program parser; ValueError saying why otherwise."""
+    if '\n' in text.strip() or not text.strip():
+        raise ValueError('a jog is one G-code line, e.g. X2 Y-1 F600')
+    try:
+        segs = parse('G21 G91 G1\n' + text, rapid_feed)      # the operator's text is line 2
+    except GcodeError as exc:
+        raise ValueError(f'jog: {str(exc).split(": ", 1)[1]}') from None
+    if len(segs) != 1 or segs[0].kind != 'line':
+        raise ValueError(f'jog {text.strip()!r}: one straight move (G0/G1) that moves, got '
+                         f'{len(segs)} move(s){" with an arc" if any(s.kind != "line" for s in segs) else ""}')
+    seg = segs[0]
+    return seg.end - seg.start, seg.ang1 - seg.ang0, seg.feed

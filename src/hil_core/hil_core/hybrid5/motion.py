@@ -101,16 +101,47 @@ class Hybrid5Motion:
         self._last_request = None
         self.last = None
 
+    def set_path(self, path: PathTrajectory) -> None:
+        """A new program, taken only in IDLE: the path is read when HOMING starts (the move to its
+        first point) and when RUNNING starts, never while holding or braking, so the next run
+        homes to the new program's start and follows it. ValueError in any other phase (a path
+        swapped under a homing move or a run would jump the reference)."""
+        if self.phase is not HilMode.IDLE:
+            raise ValueError(f'a new program is taken in IDLE only (the robot holds); now in {self.phase.value}')
+        self.path = path
+
+    def jog(self, k: int, dp, dg, feed: float):
+        """An operator's jog from cycle ``k``: the held pose moved by ``dp`` (m) and the table by
+        ``dg`` (rad) in one S-curve straight move at ``feed`` (m/s), held at its end; IDLE only,
+        at rest (ValueError saying why otherwise). The phase stays IDLE: the next HOMING starts
+        from where the jog ended. Returns the target (p, g)."""
+        if self.phase is not HilMode.IDLE:
+            raise ValueError(f'a jog is taken in IDLE only (the robot holds); now in {self.phase.value}')
+        src = self.ref_src
+        if self.last is None or src is None:
+            raise ValueError('no control cycle yet: the pose to jog from is not known')
+        if type(src) is not _Static and k <= src.end:
+            raise ValueError('the robot is still moving (a brake or the previous jog): jog again once it holds')
+        p, g = self._pose_of(self.last)
+        p1, g1 = p + np.asarray(dp, float), g + np.asarray(dg, float)
+        if not p1[2] > 0:
+            raise ValueError(f'the jog ends at z = {p1[2]:.4f} m, not above the base plane (eq. 15 needs z > 0)')
+        self.ref_src = self._move(p, g, p1, g1, k, feed)
+        return p1, g1
+
     # --- reference sources ---------------------------------------------------------------------
     def _hold(self, p, g, end: int = -1):
         return _Static(self._static(p, g), end)
 
-    def _move(self, p0, g0, p1, g1, k0):
+    def _move(self, p0, g0, p1, g1, k0, feed: float | None = None):
+        """An S-curve straight move from (p0, g0) to (p1, g1) from cycle k0, at ``feed`` (m/s;
+        default ``homing_feed``), held at its end."""
         if np.allclose(p0, p1, atol=1e-12) and np.allclose(g0, g1, atol=1e-12):
             return self._hold(p0, g0, k0)                  # already there: done at once
         t = self.prm.trajectory
+        speed = self.homing_feed / 60.0 if feed is None else float(feed)
         seg = Segment('line', np.asarray(p0, float) - self.path.origin, np.asarray(p1, float) - self.path.origin,
-                      np.asarray(g0, float), np.asarray(g1, float), self.homing_feed / 60.0, True, 0)
+                      np.asarray(g0, float), np.asarray(g1, float), speed, True, 0)
         path = PathTrajectory([seg], self.Ts, t.a_max, t.j_max, math.radians(t.angular_feed) / 60, self.path.origin)
         return _Cartesian(path, k0, self.R)
 

@@ -75,6 +75,12 @@ class HybridController:
             self.reset()
             self._warm_up()
 
+    def set_path(self, path: PathTrajectory) -> None:
+        """A new program (the motion took it: ``Hybrid5Motion.set_path``); the integrators go on."""
+        self.path = path
+        if self.compiled:
+            self._table = ck.PathTable(path)
+
     def reset(self) -> None:
         self.legs.reset()
         self.table.reset()

@@ -1,6 +1,7 @@
 """The web server the live HMI and the replay share: a viser server bound to ``host:port``,
-the fixed control sidebar (so EMERGENCY STOP is always on screen, never behind a fold), the
-scene built from a robot description once one is known."""
+the control sidebar docked right (EMERGENCY STOP is in a window of its own, hmi.estop_window,
+since the operator can collapse the sidebar), the scene built from a robot description once
+one is known."""
 from __future__ import annotations
 
 import contextlib
@@ -26,7 +27,7 @@ def start_server(host: str, port: int, label: str) -> viser.ViserServer:
             server.stop()
             raise OSError(f'port {port} on {host} is in use: give another port, or 0 for any free one')
     server.gui.configure_theme(control_width='large', show_logo=False, show_share_button=False)
-    server.gui.main_panel.dock_right()        # docked, not floating: EMERGENCY STOP stays on screen
+    server.gui.main_panel.dock_right()        # docked, not floating over the 3D view
     return server
 
 
@@ -40,17 +41,29 @@ def build_scene(server: viser.ViserServer, urdf_text: str, wrench_scale: float, 
     return Scene(server, model, robot_extras(model.name, model.root), wrench_scale, sensor_frame)
 
 
-def initial_camera(server: viser.ViserServer, scene: Scene) -> None:
+def initial_camera(server: viser.ViserServer, scene: Scene, state=None) -> None:
     """A camera that frames the robot for every new browser tab: from the front-right, above,
-    at a distance scaled to the robot's size at its zero pose."""
-    _, poses = scene.model.link_poses({}, TfTree())
-    pts = np.array([p[0] for p in poses.values()] or [np.zeros(3)])
-    centre = 0.5 * (pts.min(0) + pts.max(0))
-    size = max(float(np.ptp(pts, axis=0).max()), 0.3)
-    look_at = (float(centre[0]), float(centre[1]), float(centre[2]))
-    position = (look_at[0] + 0.95 * size, look_at[1] - 0.95 * size, look_at[2] + 0.65 * size)
+    at a distance scaled to the robot's size, around its links as drawn when the tab connects
+    (``state()``: the view's (positions, tf) then, in the fixed frame the scene draws in: a
+    robot on a satellite or a platform on /tf is not where its zero pose is), else at its zero
+    pose."""
+
+    def framing():
+        poses = {}
+        if state is not None:
+            try:
+                positions, tf = state()
+                _, poses = scene.model.link_poses(positions, tf)
+            except RuntimeError:       # the view changed while copied (another thread): the zero pose
+                poses = {}
+        if len(poses) < 2:
+            _, poses = scene.model.link_poses({}, TfTree())
+        pts = np.array([p[0] for p in poses.values()] or [np.zeros(3)])
+        centre = 0.5 * (pts.min(0) + pts.max(0))
+        size = max(float(np.ptp(pts, axis=0).max()), 0.3)
+        look_at = (float(centre[0]), float(centre[1]), float(centre[2]))
+        return (look_at[0] + 0.95 * size, look_at[1] - 0.95 * size, look_at[2] + 0.65 * size), look_at
 
     @server.on_client_connect
     def _(client) -> None:
-        client.camera.position = position
-        client.camera.look_at = look_at
+        client.camera.position, client.camera.look_at = framing()

@@ -115,11 +115,41 @@ class HeadlessPage:
         if not found:
             raise LookupError(f'no button {label!r} on the page')
 
+    def box(self, element_js: str) -> tuple[float, float, float, float] | None:
+        """(x, y, width, height) in CSS px of the element the expression ``element_js`` gives, or None."""
+        return self.evaluate('(() => { const e = ' + element_js + '; if (!e) return null; '
+                             'const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })()')
+
+    def mouse_click(self, x: float, y: float) -> None:
+        """A real left click at (x, y): the browser's own hit test decides what it lands on, as
+        for an operator's mouse (an element hidden or covered there is not clicked)."""
+        for kind, buttons in (('mouseMoved', 0), ('mousePressed', 1), ('mouseReleased', 0)):
+            self.call('Input.dispatchMouseEvent', type=kind, x=x, y=y, button='left', buttons=buttons, clickCount=1)
+
+    def button_box(self, label: str) -> tuple[float, float, float, float] | None:
+        """The box of the button whose text is ``label`` if it is rendered and on top at its
+        centre (what a click there would hit), else None."""
+        return self.evaluate(
+            '(() => { const b = [...document.querySelectorAll("button")].find(e => e.innerText.trim() === '
+            + json.dumps(label) + '); if (!b) return null; const r = b.getBoundingClientRect(); '
+            'if (r.width < 1 || r.height < 1) return null; '
+            'const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2); '
+            'return hit && b.contains(hit) ? [r.x, r.y, r.width, r.height] : null; })()')
+
+    def click_on_screen(self, label: str) -> None:
+        """Click the button ``label`` with the mouse, where it is on screen; LookupError if it
+        is not visible and on top."""
+        box = self.button_box(label)
+        if box is None:
+            raise LookupError(f'no visible button {label!r} on the page')
+        self.mouse_click(box[0] + box[2] / 2, box[1] + box[3] / 2)
+
     def canvas_ready(self) -> bool:
         return bool(self.evaluate('!!document.querySelector("canvas")'))
 
     def screenshot(self) -> bytes:
-        return base64.b64decode(self.call('Page.captureScreenshot', format='png')['data'])
+        # (software WebGL on a loaded machine: a frame can take long to composite)
+        return base64.b64decode(self.call('Page.captureScreenshot', timeout=120.0, format='png')['data'])
 
     def close(self) -> None:
         if self._ws is not None:

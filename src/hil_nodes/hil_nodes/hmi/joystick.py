@@ -63,7 +63,8 @@ class JoystickPanel:
     def __init__(self, server, model: JoystickModel, allowed, frame: str):
         self.server, self.model, self._allowed = server, model, allowed
         gui = server.gui
-        with gui.add_folder('Force joystick'):
+        self.folder = gui.add_folder('Force joystick')
+        with self.folder:
             self.note = gui.add_markdown(f'Drag the handle at the platform (base axes, `{frame}`), or push with:')
             self.force = gui.add_vector3('Force (N)', initial_value=(0.0, 0.0, 0.0), step=1.0)
             self.torque = gui.add_vector3('Torque (N m)', initial_value=(0.0, 0.0, 0.0), step=0.1)
@@ -76,6 +77,12 @@ class JoystickPanel:
         self.handle = server.scene.add_transform_controls('/joystick', scale=0.12, disable_sliders=True,
                                                           depth_test=False)
         self.handle.on_update(self._dragged)
+
+    def set_available(self, available: bool) -> None:
+        """Show the folder and the handle only where an F/T node takes the push (Hexafloat)."""
+        if self.folder.visible != available:
+            self.folder.visible = available
+            self.handle.visible = available
 
     def push(self, force, torque) -> None:
         if not self._allowed():

@@ -7,11 +7,15 @@
   answers with its reason (hil_core.drives.scripted_motion.via_path);
 * ``space_iiwa``: an end-effector target on topics.SPACE_EE_SETPOINT (geometry_msgs/PoseStamped),
   checked first by the space_plant Param table's own validation of ``setpoint_position`` and
-  ``setpoint_euler_zyx_deg`` (the scripted set-point's parameters);
+  ``setpoint_euler_zyx_deg`` (the scripted set-point's parameters), then for reachability from
+  the measured state with the running node's parameters (hil_nodes.hmi.space_target); space_plant's
+  status about the set-point it received is its answer;
 * ``hybrid5``: a G-code program checked as hybrid_controller checks its ``gcode_file`` at
   configure (the parser and the S-curve path of hil_core.hybrid5), then handed to the node as
-  that parameter through SetParameters: the node answers (it takes a new program only while
-  inactive).
+  that parameter through SetParameters: the node checks it again and answers (it takes a new
+  program in IDLE only, the robot holding; the next run homes to its start); or a jog, one
+  G-code line relative to where the robot holds (parameter ``jog``, the same parser), taken in
+  IDLE at rest.
 
 Everything here is plain Python: parsing the operator's text, the checks, the messages' values."""
 from __future__ import annotations
@@ -77,4 +81,17 @@ def check_gcode(path: str, params_file: str = '') -> str | None:
         PathTrajectory(segs, prm.Ts, t.a_max, t.j_max, math.radians(t.angular_feed) / 60, prm.work_origin)
     except (OSError, ValueError) as exc:
         return f"gcode_file '{path}': {exc}"
+    return None
+
+
+def check_jog(text: str, params_file: str = '') -> str | None:
+    """hybrid_controller's parse of a jog (the program parser, hil_core.hybrid5.gcode.parse_jog), or None."""
+    from types import SimpleNamespace
+
+    from hil_core.hybrid5.gcode import parse_jog
+    from hil_nodes.hybrid_controller import params
+    try:
+        parse_jog(str(text), params.robot_params(SimpleNamespace(params_file=params_file)).trajectory.rapid_feed)
+    except (OSError, ValueError) as exc:
+        return str(exc)
     return None

@@ -27,13 +27,18 @@ class MotionPanel:
             self.send_ee = gui.add_button('Send EE target', visible=False)
             self.gcode = gui.add_text('G-code file', initial_value='config/gcode/agh.nc', visible=False)
             self.send_gcode = gui.add_button('Load program', visible=False)
+            self.jog = gui.add_text('Jog (G-code, relative)', initial_value='X2 Y-1 F600', visible=False,
+                                    hint='one straight move from where the robot holds: mm, deg (A tilt, C rotary); '
+                                    'G1 needs F. Taken in IDLE at rest')
+            self.send_jog = gui.add_button('Jog', visible=False)
             self.answer = gui.add_markdown('')
         self.send_via.on_click(lambda _: self._command('via_points', self.via.value))
         self.send_ee.on_click(lambda _: self._command('ee_target', (self.ee_position.value, self.ee_euler.value)))
         self.send_gcode.on_click(lambda _: self._command('gcode', self.gcode.value))
+        self.send_jog.on_click(lambda _: self._command('jog', self.jog.value))
         self._widgets = {'hexafloat_scripted': (self.via, self.send_via),
                          'space_iiwa': (self.ee_position, self.ee_euler, self.send_ee),
-                         'hybrid5': (self.gcode, self.send_gcode)}
+                         'hybrid5': (self.gcode, self.send_gcode, self.jog, self.send_jog)}
 
     def set_system(self, system: str | None) -> None:
         if system == self.system:
@@ -64,6 +69,8 @@ def command_problem(kind: str, values) -> str | None:
         return mc.check_ee_target(*values)
     if kind == 'gcode':
         return mc.check_gcode(values)
+    if kind == 'jog':
+        return mc.check_jog(values)
     if kind == 'via_points':
         try:
             mc.parse_via_text(values)

@@ -112,9 +112,10 @@ class PanelModel:
         rt = '?' if self.run_time is None else f'{self.run_time:.2f} s'
         factor = '?' if self.factor_value is None else f'{self.factor_value:.4f}'
         dist = '?' if self.distance_value is None else f'{self.distance_value:.2f}'
-        lines = [f'**Mode:** {self.mode}', f'**Run time:** {rt}', f'**Time-base factor:** {factor}',
-                 f'**W-R distance:** {dist} frames', f'**Real time held:** {held}',
-                 f'**Late cycles:** {self.late_cycles}']
+        lines = [f'**Mode:** {self.mode}', f'**Run time:** {rt}']
+        if self.factor_value is not None or self.distance_value is not None:   # a time base runs (Hexafloat)
+            lines += [f'**Time-base factor:** {factor}', f'**W-R distance:** {dist} frames']
+        lines += [f'**Real time held:** {held}', f'**Late cycles:** {self.late_cycles}']
         if self.health and self.health_level != 'OK':
             lines.append(f'**Health:** {self.health_level} {self.health}')
         if self.workspace_level is not None:

@@ -47,11 +47,15 @@ class Replay:
             if len(t) >= 2:
                 chart.data = (t, v)
         self.scene = build_scene(self.server, description, wrench_scale, sensor_frame)
-        initial_camera(self.server, self.scene)
+        initial_camera(self.server, self.scene, self._view_shown)
         self.playing = False
         self.shown = None              # slider time the scene shows
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name='hmi-replay', daemon=True)
+
+    def _view_shown(self):
+        view = self.timeline.view_at(self.shown or 0.0)
+        return view.positions, view.tf
 
     def start(self) -> 'Replay':
         self.show(0.0)

@@ -20,21 +20,29 @@ Bad input: unusable joint states (names, sizes, NaN/inf), stale or repeated stam
 command (the drives brake on the missing command) and a throttled diagnostic; legs that do
 not assemble, a non-finite effort, or a tracking error beyond ``max_tracking_error`` -> a
 ``fault`` event (the supervisor goes to FAULT and the reference brakes to rest).
+
+Operator commands (the HMI's motion command, or ``ros2 param set``), answered by the
+SetParameters result and a ``hybrid_controller: motion command`` status: a new program
+(dynamic ``gcode_file``, in IDLE only: the next run homes to its start) and a jog (dynamic
+``jog``, a G-code line relative to the held pose, in IDLE at rest), both checked by the program
+parser of hil_core.hybrid5.gcode.
 """
 from __future__ import annotations
 
 import math
 import time
 from collections import deque
+from types import SimpleNamespace
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, Header
 
 from hil_core.hybrid5 import law_frame
-from hil_core.hybrid5.gcode import parse_file
+from hil_core.hybrid5.gcode import parse_file, parse_jog
 from hil_core.hybrid5.motion import Hybrid5Motion
 from hil_core.hybrid5.tracking import HybridController
 from hil_core.hybrid5.trajectory import PathTrajectory
@@ -57,21 +65,80 @@ class HybridControllerNode(HilLifecycleNode, name='hybrid_controller', task='con
         self._timer = None
         self._law = _DriveSideLaw(self)
         self.linked = False
+        self._new_path = None
+        self.add_on_set_parameters_callback(self._check_program)
+
+    def _check_program(self, parameters) -> SetParametersResult:
+        """A new ``gcode_file`` (the operator's program) or a ``jog``, checked before the base's
+        callback accepts it (rclpy calls the newest callback first): a program is parsed and built
+        as at configure, and taken while active only when the motion is in IDLE
+        (``Hybrid5Motion.set_path``); a jog starts here (``_jog``); other parameters pass."""
+        jog = [prm for prm in parameters if prm.name == 'jog']
+        if jog and self.configured and str(jog[-1].value or '').strip():
+            return self._jog(str(jog[-1].value))
+        given = [prm for prm in parameters if prm.name == 'gcode_file']
+        if not given or not self.configured:
+            return SetParametersResult(successful=True)             # configure-time values
+        idle = self.motion.phase is HilMode.IDLE
+        if self.active and not idle:
+            why = (f'a new program is taken in IDLE only (the robot holds; the next run homes to its start); now '
+                   f'in {self.motion.phase.value}')
+            self.status(WARN, f'program refused: {why}', task='motion command')
+            return SetParametersResult(successful=False, reason=why)
+        try:
+            path = self._build_path(self.p, str(given[-1].value))
+        except (OSError, ValueError) as exc:
+            self.status(WARN, f'program refused: {exc}', task='motion command')
+            return SetParametersResult(successful=False, reason=str(exc))
+        # inactive away from IDLE (deactivated mid-run): taken by the next configure, as before
+        self._new_path = path if idle else None
+        return SetParametersResult(successful=True)
+
+    def _jog(self, text: str) -> SetParametersResult:
+        """An operator's jog (``jog``): parsed by the program parser, then a move of the held pose
+        from the next cycle (``Hybrid5Motion.jog``: IDLE, at rest, above the base plane)."""
+        try:
+            if not self.active:
+                raise ValueError('a jog is taken while the node runs (hybrid_controller is not active)')
+            if self.t0_ns is None or self.last_ns is None:
+                raise ValueError('no control cycle yet: the pose to jog from is not known')
+            dp, dg, feed = parse_jog(text, self.prm.trajectory.rapid_feed)
+            k = int(round((self.last_ns - self.t0_ns) / self.ts_ns)) + 1    # the next cycle
+            p, g = self.motion.jog(k, dp, dg, feed)
+        except ValueError as exc:
+            self.status(WARN, f'jog refused: {exc}', task='motion command')
+            return SetParametersResult(successful=False, reason=str(exc))
+        self.status(OK, f'jog to x y z = {p[0]:.4f} {p[1]:.4f} {p[2]:.4f} m, tilt {math.degrees(g[0]):.2f} deg, '
+                    f'rotary {math.degrees(g[1]):.2f} deg', task='motion command')
+        return SetParametersResult(successful=True)
 
     def apply_parameters(self, changed: set[str]) -> None:
-        self._input.lockstep = self.p.lockstep     # (changes are accepted while inactive only)
+        self._input.lockstep = self.p.lockstep     # (other changes are accepted while inactive only)
+        if 'gcode_file' in changed and self._new_path is not None:
+            # single-threaded executor: no cycle runs between the check and this swap
+            path, self._new_path = self._new_path, None
+            self.motion.set_path(path)
+            self.ctl.set_path(path)
+            self.path = path
+            self.status(OK, f'program {params.gcode_path(self.p)} taken: {path.duration:.2f} s of path, from the '
+                        'next run', task='motion command')
+
+    def _build_path(self, p, gcode_file: str) -> PathTrajectory:
+        """The program ``gcode_file`` names, parsed and turned into the S-curve path (ValueError
+        naming the parameter and the line)."""
+        t = self.prm.trajectory
+        try:
+            segs = parse_file(params.gcode_path(SimpleNamespace(gcode_file=gcode_file)), t.rapid_feed)
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"parameter 'gcode_file': {exc}") from exc
+        return PathTrajectory(segs, self.prm.Ts, t.a_max, t.j_max, math.radians(t.angular_feed) / 60,
+                              self.prm.work_origin)
 
     # --- lifecycle ---------------------------------------------------------------------------
     def configure_node(self) -> None:
         p = self.p
         self.prm = params.robot_params(p)
-        t = self.prm.trajectory
-        try:
-            segs = parse_file(params.gcode_path(p), t.rapid_feed)
-        except ValueError as exc:
-            raise ValueError(f"parameter 'gcode_file': {exc}") from exc
-        self.path = PathTrajectory(segs, self.prm.Ts, t.a_max, t.j_max, math.radians(t.angular_feed) / 60,
-                                   self.prm.work_origin)
+        self.path = self._build_path(p, p.gcode_file)
         self.motion = Hybrid5Motion(self.prm, self.path, p.home, p.homing_feed, p.fault_deceleration, p.sync_time)
         self.ctl = HybridController(self.prm, self.path, np.float32 if p.float32 else np.float64)
         self.ts_ns = int(round(self.prm.Ts * 1e9))

@@ -17,7 +17,13 @@ DEFAULT_GCODE_FILE = 'config/gcode/agh.nc'
 
 PARAMS = (
     Param('params_file', str, '', f"robot + controller parameters ('' = {DEFAULT_PARAMS_FILE})"),
-    Param('gcode_file', str, '', f"path program ('' = {DEFAULT_GCODE_FILE})"),
+    Param('gcode_file', str, '', f"path program ('' = {DEFAULT_GCODE_FILE}); a new one is taken while the "
+          "node is inactive, or active in IDLE (the robot holds; the next run homes to its start), checked as "
+          "at configure (parser, path) and refused with the reason otherwise (ros2 param set, the HMI's "
+          "'Load program')", dynamic=True),
+    Param('jog', str, '', "the operator's jog: one straight move as a G-code line relative to where the robot "
+          "holds (mm, deg; G1 needs F), e.g. 'X2 Y-1 F600'; taken while active in IDLE at rest, checked by the "
+          "program parser, refused with the reason otherwise; each set is one jog ('' = none)", dynamic=True),
     Param('joint_names', 'str[]', JOINTS, 'joints: 3 legs then tilt, rotary', length=5,
           check=lambda v: None if len(set(v)) == 5 else 'joint names must be unique'),
     Param('home', 'float[]', [0.0, 0.0, 0.85, 0.0, 0.0], 'home: platform x, y, z (m), tilt, rotary (rad)',
