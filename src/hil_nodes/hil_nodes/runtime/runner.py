@@ -28,6 +28,10 @@ from hil_nodes.runtime.served import SERVED
 
 FOREIGN_CHECK_PERIOD = 0.5     # wall s between checks for publishers outside the process
 EXECUTOR_SLICE = 0.001         # at most this wall time (s) for the executor's events between two drains
+# a turn that returned at once having served none of the nodes' callbacks: the process naps this
+# long (at most until its next deadline) before the next turn (``spin_nodes``)
+IDLE_NAP = 0.0005
+TURNS = [0]                    # executor turns of the spin loop (a test counts them)
 
 
 def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: False,
@@ -59,7 +63,20 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
                     if SERVED[0] == before or time.monotonic() >= end:
                         break
             else:
-                executor.spin_once(timeout_sec=LOOP.wait_s(timeout_sec))
+                wait = LOOP.wait_s(timeout_sec)
+                before, start = SERVED[0], time.monotonic()
+                executor.spin_once(timeout_sec=wait)
+                if SERVED[0] == before and wait > 0.0 and time.monotonic() - start < 0.5 * wait:
+                    # back at once with none of the nodes' callbacks run: rclpy's own entity, or
+                    # a coroutine still awaiting (the supervisor's shutdown answer). The
+                    # EventsExecutor re-queues a blocked coroutine at the start of every spin
+                    # (events_executor.cpp, spin() -> PostOutstandingTasks), so turn after turn
+                    # ran it and returned: one core at 100 % for the whole shutdown, and under
+                    # SCHED_FIFO (--rt) on one core the timers and DDS threads that would complete
+                    # it never ran (the drives' watchdog braked, the shutdown took 12 s). A nap
+                    # lets them; a real event waits at most IDLE_NAP for its turn.
+                    time.sleep(min(IDLE_NAP, LOOP.wait_s(timeout_sec)))
+            TURNS[0] += 1
             if BUS.enabled:
                 LOOP.run_due()
                 BUS.drain()
