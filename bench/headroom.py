@@ -18,6 +18,9 @@ with the reasons; at the end ``headroom.targets_met: k of n``. Runs (one process
 * ``space_iiwa_pace1``, ``space_iiwa_x2``, ``hybrid5_pace1``, ``hybrid5_x2``: 30 s, exit 0;
 * ``lockstep``: Hexafloat lockstep, 30 s: >= 4 simulated s per wall s.
 
+``HIL_BENCH_RT=1``: every real-time run with `hil run --rt` (SCHED_FIFO, mlockall), as a lab PC
+with real-time rights runs it (ros2_control_node's update thread asks for SCHED_FIFO the same
+way); the summary's ``rt`` line says what the processes got.
 ``HIL_BENCH_HEADROOM_QUICK=1``: one run of each, 10 s (a check of the bench, not of the targets).
 Nothing is asserted: these are figures.
 """
@@ -38,6 +41,7 @@ from hil_core.supervision.status_names import is_cycle_status, status_node  # no
 
 SLOW_CORE = os.environ.get('HIL_BENCH_SLOW_CORE', '')
 QUICK = os.environ.get('HIL_BENCH_HEADROOM_QUICK') == '1'
+RT = ['--rt'] if os.environ.get('HIL_BENCH_RT') == '1' else []
 DOMAIN = str(170 + os.getpid() % 30)     # (Fast DDS takes domain ids up to 232)
 SLOW_CALIBRATION_S = 0.65            # the slowest machine of the kind met so far: 0.668 s
 CHAIN = ('admittance', 'ft_sensor', 'kinematics', 'mock_hexapod', 'planner', 'timebase')
@@ -85,7 +89,7 @@ def _float(text, default=float('nan')) -> float:
 def hexafloat(name: str, args: list[str], duration: float, cpu_target: float | None) -> bool:
     """A Hexafloat real-time run and its targets; True when every one is met."""
     out = pathlib.Path(tempfile.mkdtemp(prefix='hil_headroom_'))
-    rc, s, bag = _hil(['hexafloat', '--realtime', '--scenario', 'impulse_3hz', '--duration', f'{duration:g}', *args],
+    rc, s, bag = _hil(['hexafloat', '--realtime', '--scenario', 'impulse_3hz', '--duration', f'{duration:g}', *RT, *args],
                       out, timeout=duration * 4 + 240)
     missed = []
     _print(f'{name}.exit_code', rc)
@@ -94,6 +98,8 @@ def hexafloat(name: str, args: list[str], duration: float, cpu_target: float | N
         missed.append(f'exit {rc}: {s.get("fault_reason", "")}')
     cpu = _float(s.get('cpu_s_per_sim_s'))
     _print(f'{name}.cpu_s_per_sim_s', _cpu(s))
+    if RT:
+        _print(f'{name}.rt', s.get('rt', '-').replace(' ', '_'))
     if cpu_target is not None and not cpu <= cpu_target:
         missed.append(f'CPU {cpu} > {cpu_target} CPU-s per sim-s')
     if bag is not None:
@@ -131,10 +137,12 @@ def hexafloat(name: str, args: list[str], duration: float, cpu_target: float | N
 
 
 def other(name: str, system: str, args: list[str], duration: float) -> bool:
-    rc, s, _ = _hil([system, '--realtime', '--duration', f'{duration:g}', *args], None, timeout=duration * 4 + 240)
+    rc, s, _ = _hil([system, '--realtime', '--duration', f'{duration:g}', *RT, *args], None, timeout=duration * 4 + 240)
     _print(f'{name}.exit_code', rc)
     _print(f'{name}.outcome', s.get('outcome', '-').replace(' ', '_'))
     _print(f'{name}.cpu_s_per_sim_s', _cpu(s))
+    if RT:
+        _print(f'{name}.rt', s.get('rt', '-').replace(' ', '_'))
     for key in ('max_leg_error_um', 'max_table_error_urad'):
         if key in s:
             _print(f'{name}.{key}', s[key])
@@ -169,6 +177,7 @@ def main() -> int:
                                     text=True, check=True).stdout)
         _print('calibration.python_loop_5M_as_the_runs_get_it', f'{loop:.3f}', 's')
         _print('slow_machine', f'core_{SLOW_CORE}_with_a_hog' if SLOW_CORE else 'no')
+        _print('rt', 'hil_run_--rt' if RT else 'no')
         if loop < SLOW_CALIBRATION_S:
             _print('calibration.note', f'faster_than_the_slow_machine_of_the_targets_({SLOW_CALIBRATION_S}_s)')
         x2, pace1, short = (10, 10, 10) if QUICK else (30, 60, 30)
