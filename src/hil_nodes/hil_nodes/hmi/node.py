@@ -177,14 +177,16 @@ class HmiNode(Node):
                 if topic == topics.DIAGNOSTICS:
                     m.on_status(t, st.name, {kv.key: kv.value for kv in st.values})
                 elif not (topic == topics.PLANNER_EVENTS and is_duplicate_planner_event(st.name)):
-                    m.on_event(t, st.hardware_id or topic.split('/')[1], st.name, st.message, level_int(st.level))
+                    m.on_event(t, st.hardware_id or topic.strip('/').split('/')[0], st.name, st.message, level_int(st.level))
         if self.scene is not None:
             m.workspace_level = self.scene.workspace_level
         self._expire_requests()
         now = time.monotonic()
         if now - self._system_check > 1.0:       # which system runs: the node that takes commands
             self._system_check = now
-            self.motion_panel.set_system(motion_commands.running_system(self.get_node_names()))
+            # the nodes of this graph only: another rig may share the domain under another namespace
+            ours = [n for n, ns in self.get_node_names_and_namespaces() if ns == self.get_namespace()]
+            self.motion_panel.set_system(motion_commands.running_system(ours))
         if self.server.get_clients():
             self.panel.update(m)
 
@@ -240,10 +242,11 @@ class HmiNode(Node):
             node, value = 'hybrid_controller', ParameterValue(type=ParameterType.PARAMETER_STRING,
                                                               string_value=str(values))
         name = 'via_points' if kind == 'via_points' else 'gcode_file'
-        client = self._param_clients.get(node) or self.create_client(SetParameters, f'/{node}/set_parameters')
+        service = topics.node_service(node, 'set_parameters')
+        client = self._param_clients.get(node) or self.create_client(SetParameters, service)
         self._param_clients[node] = client
         if not client.service_is_ready():
-            self.motion_panel.show_answer(kind, None, f'/{node}/set_parameters is not available')
+            self.motion_panel.show_answer(kind, None, f'{self.resolve_service_name(service)} is not available')
             return
         future = client.call_async(SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)]))
         sent = time.monotonic()
@@ -270,7 +273,7 @@ class HmiNode(Node):
                 return
             client = self._triggers[name]
             if not client.service_is_ready():
-                self.panel.show_answer(name, None, f'{SERVICES[name]} is not available: no supervisor on this '
+                self.panel.show_answer(name, None, f'{self.resolve_service_name(SERVICES[name])} is not available: no supervisor on this '
                                        'DDS domain')
                 continue
             future = client.call_async(Trigger.Request())
