@@ -154,6 +154,6 @@ def launch_entries(plan: BringupPlan, rviz: bool = False, layout: str = 'isolate
 
 def _container_entry(plan: BringupPlan, params_file: pathlib.Path) -> dict[str, Any]:
     args, ros_args, env = container_parts(plan, params_file)
-    return {'action': 'Node', 'package': 'hil_nodes', 'executable': 'container', 'name': None, 'namespace': plan.namespace,
-            'parameters': [], 'remappings': [], 'arguments': args, 'ros_arguments': ros_args,
+    return {'action': 'Node', 'package': 'hil_nodes', 'executable': 'container', 'name': None,
+            'namespace': plan.namespace, 'parameters': [], 'remappings': [], 'arguments': args, 'ros_arguments': ros_args,
             'additional_env': env, 'output': 'screen', 'start_after': ''}

@@ -177,7 +177,8 @@ class HmiNode(Node):
                 if topic == topics.DIAGNOSTICS:
                     m.on_status(t, st.name, {kv.key: kv.value for kv in st.values})
                 elif not (topic == topics.PLANNER_EVENTS and is_duplicate_planner_event(st.name)):
-                    m.on_event(t, st.hardware_id or topic.strip('/').split('/')[0], st.name, st.message, level_int(st.level))
+                    who = st.hardware_id or topic.strip('/').split('/')[0]
+                    m.on_event(t, who, st.name, st.message, level_int(st.level))
         if self.scene is not None:
             m.workspace_level = self.scene.workspace_level
         self._expire_requests()
@@ -273,8 +274,8 @@ class HmiNode(Node):
                 return
             client = self._triggers[name]
             if not client.service_is_ready():
-                self.panel.show_answer(name, None, f'{self.resolve_service_name(SERVICES[name])} is not available: no supervisor on this '
-                                       'DDS domain')
+                service = self.resolve_service_name(SERVICES[name])     # in the graph's namespace
+                self.panel.show_answer(name, None, f'{service} is not available: no supervisor on this DDS domain')
                 continue
             future = client.call_async(Trigger.Request())
             self._pending.append((name, future, time.monotonic()))

@@ -178,7 +178,8 @@ def load_timeline(path: str | pathlib.Path) -> Timeline:
                 if topic == topics.PLANNER_EVENTS and is_duplicate_planner_event(st.name):
                     continue          # the planner sends its HIL events on both topics: once is enough
                 level = level_int(st.level)
-                records.append((t, 'event', st.hardware_id or topic.strip('/').split('/')[0], st.name, st.message, level))
+                who = st.hardware_id or topic.strip('/').split('/')[0]
+                records.append((t, 'event', who, st.name, st.message, level))
         elif topic == topics.DIAGNOSTICS:
             for st in msg.status:
                 records.append((t, 'status', st.name, {kv.key: kv.value for kv in st.values}))
