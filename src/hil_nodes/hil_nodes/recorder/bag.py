@@ -53,7 +53,7 @@ from rosbags.rosbag2 import Reader
 from rosbags.rosbag2.metadata import dump_qos_v9
 from rosbags.typesys import Stores, get_typestore
 
-from hil_nodes.topics import namespace, strip_namespace
+from hil_nodes.topics import at_root, namespace, strip_namespace
 
 ROS_DISTRO = 'kilted'                  # the distribution of the typestore and of the lab's rosbag2
 PROFILE = 'ros2'
@@ -390,13 +390,17 @@ def read_accounting(path: str | pathlib.Path) -> dict:
 
 def read_messages(path: str | pathlib.Path, topics: list[str] | None = None) -> Iterator[tuple[str, int, Any]]:
     """Yield (topic, bag timestamp ns, deserialized message) in time order (rosbags' Reader). Topics
-    are named as at the root (``topics`` too): a bag of a run under a namespace (``bag_namespace``)
-    has ``/rig_a/ft_sensor/wrench``, read as ``/ft_sensor/wrench``."""
+    are named as at the root: a bag of a run under a namespace (``bag_namespace``) has
+    ``/rig_a/ft_sensor/wrench``, read as ``/ft_sensor/wrench``; ``topics`` picks by those names
+    (a relative one, ``topics.FT_WRENCH``, as at the root too)."""
     store = typestore()
     ns = bag_namespace(path)
+    wanted = None if topics is None else {at_root(t) for t in topics}
     with Reader(pathlib.Path(path)) as reader:
         names = {c.id: strip_namespace(c.topic, ns) for c in reader.connections}
-        conns = [c for c in reader.connections if topics is None or names[c.id] in topics]
+        conns = [c for c in reader.connections if wanted is None or names[c.id] in wanted]
+        if not conns:       # (rosbags reads every connection when given none)
+            return
         for conn, timestamp, raw in reader.messages(connections=conns):
             yield names[conn.id], timestamp, store.deserialize_cdr(raw, conn.msgtype)
 
