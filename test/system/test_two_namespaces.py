@@ -6,6 +6,7 @@ Both runs are lockstep on simulated time at once, so each mock hardware publishe
 other rig that reached a graph or its recorder would show as a duplicate stamp, a foreign
 topic in the bag or a broken lockstep (late commands, an unclean run)."""
 import json
+import signal
 import subprocess
 import sys
 
@@ -44,9 +45,18 @@ def runs(tmp_path_factory):
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for ns in RIGS}
     out = {}
-    for ns, proc in procs.items():
-        stdout, stderr = proc.communicate(timeout=280)
-        out[ns] = (proc.returncode, _summary(stdout), stderr)
+    try:
+        for ns, proc in procs.items():
+            stdout, stderr = proc.communicate(timeout=280)
+            out[ns] = (proc.returncode, _summary(stdout), stderr)
+    finally:
+        for proc in procs.values():       # a run that hung: stopped as Ctrl-C would (its processes too)
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
     return out
 
 
