@@ -8,7 +8,8 @@ file maps each dict onto one launch_ros action and nothing else (docs/lab.md lis
 and what was checked against launch_ros's source). With layout:=one_process (the default) it
 also writes the plan's parameter values to a params file for the one container process, as
 launch_ros writes a dict of parameters to a temporary file, and in mode:=hardware
-ros2_control_node's params file (the plan's lab_parameters). Both live in one temporary
+ros2_control_node's params file (the plan's lab_parameters), and with namespace:=NS the nodes'
+params files rewritten with their keys under it. They live in one temporary
 directory, removed when the launch shuts down (OnShutdown; atexit if it ends otherwise).
 hmi:=true adds the operator's web HMI as one more plain Node (hil_nodes' hmi console script,
 its own process in both layouts; docs/hmi.md, "Start"). rviz:=true needs the rviz2 package, an optional dependency (package.xml): a headless lab PC
@@ -26,7 +27,7 @@ from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import LifecycleNode, Node
 from launch_ros.substitutions import FindPackageShare
 
-from hil_nodes.bringup.plan import bringup_plan, write_lab_parameters, write_overrides
+from hil_nodes.bringup.plan import bringup_plan, namespaced_files, write_lab_parameters, write_overrides
 from hil_nodes.bringup.system import BringupError
 from hil_nodes.bringup.launch_plan import LAUNCH_ARGUMENTS, launch_entries, plan_kwargs, wants_layout, wants_rviz
 
@@ -53,6 +54,8 @@ def _actions(context):
     layout, params_file, lab_params_file = wants_layout(values), None, None
     tmp = tempfile.TemporaryDirectory(prefix='hil_launch_')
     atexit.register(tmp.cleanup)             # (a second cleanup is a no-op)
+    # namespace:=NS: the nodes' params files with their keys under it (as nav2's RewrittenYaml)
+    plan = namespaced_files(plan, pathlib.Path(tmp.name) / 'params')
     if layout == 'one_process':
         params_file = write_overrides(plan, pathlib.Path(tmp.name) / 'params.yaml')
     if plan.lab_parameters:

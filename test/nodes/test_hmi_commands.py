@@ -84,7 +84,7 @@ def test_ee_target_checked_for_reachability_and_answered_by_space_plant(ros):
     targets = ros.collect(PoseStamped, topics.SPACE_EE_SETPOINT, qos.command())
     ros.spin_until(lambda: hmi.count_subscribers(topics.SPACE_EE_SETPOINT) >= 1, 10, 'the test subscribed')
     ros.spin_until(lambda: hmi.motion_panel.system == 'space_iiwa', 10, 'the system seen')
-    ros.spin_until(lambda: hmi.service_client(GetParameters, '/space_plant/get_parameters').service_is_ready(), 10,
+    ros.spin_until(lambda: hmi.service_client(GetParameters, topics.node_service('space_plant', 'get_parameters')).service_is_ready(), 10,
                    "the HMI's client of space_plant's parameters matched")
     euler = (-88.38, -37.27, -56.99)                                    # seed 002's target attitude
 

@@ -46,7 +46,7 @@ def test_a_jog_and_a_new_program_are_taken_in_idle_and_refused_while_running(ros
     ros.bring_up('mock_hybrid5')
     ros.spin_until(lambda: len(js) > 20, 30, 'lockstep frames')
     ros.spin_until(lambda: hmi.motion_panel.system == 'hybrid5', 10, 'the system seen')
-    ros.spin_until(lambda: hmi.service_client(SetParameters, '/hybrid_controller/set_parameters').service_is_ready(),
+    ros.spin_until(lambda: hmi.service_client(SetParameters, topics.node_service('hybrid_controller', 'set_parameters')).service_is_ready(),
                    10, "the HMI's client of the node's parameters matched")
     answer = lambda: hmi.motion_panel.answer.content
     names = lambda: [s.name for a in events for s in a.status]

@@ -215,3 +215,31 @@ def test_hmi_true_adds_the_hmi_as_a_node_of_its_own(monkeypatch, layout):
     assert [(a.kind, a.kw['executable'], a.kw['arguments'], a.kw['name']) for a in nodes[1:]] == others
     with pytest.raises(Exception, match='true/false'):
         _run(monkeypatch, system='hexafloat', hmi='maybe')
+
+
+@pytest.mark.parametrize('layout', ['one_process', 'isolated'])
+def test_namespace_puts_every_node_and_its_clock_under_it(monkeypatch, layout):
+    """namespace:=/rig_a: every node action is in it (launch_ros passes `-r __ns:=/rig_a`), the
+    clock is remapped under it, and the nodes' own params files are the copies the launch file
+    wrote with their keys under the namespace (rcl matches keys against the full name), removed
+    at shutdown with the rest."""
+    actions, _ = _run(monkeypatch, system='hexafloat', mode='mock', layout=layout, namespace='/rig_a')
+    nodes = [a for a in actions if a.kind in ('Node', 'LifecycleNode')]
+    assert nodes and all(n.kw['namespace'] == '/rig_a' for n in nodes)
+    files = []
+    for n in nodes:
+        if n.kw['executable'] == 'container':
+            args = n.kw['ros_arguments']
+            assert args[:2] == ['-r', '__ns:=/rig_a'] and 'mock_hexapod:/clock:=/rig_a/clock' in args
+            files += [args[i + 1] for i, a in enumerate(args) if a == '--params-file'][:-1]   # (last: the plan's)
+        else:
+            assert ('/clock', '/rig_a/clock') in n.kw['remappings']
+            files += [p for p in n.kw['parameters'] if isinstance(p, str)]
+    assert files
+    for f in map(pathlib.Path, files):
+        assert f.parent.parent.name.startswith('hil_launch_')
+        keys = set(yaml.safe_load(f.read_text()))
+        assert keys and all(k.startswith('/rig_a/') or '*' in k for k in keys), (f, keys)
+    [handler] = [a for a in actions if a.kind == 'RegisterEventHandler' and a.kw['handler'].kind == 'OnShutdown']
+    handler.kw['handler'].kw['on_shutdown'][0].kw['function'](None)
+    assert not any(pathlib.Path(f).exists() for f in files)

@@ -9,6 +9,7 @@ from rclpy.task import Future
 import hil_nodes.framework.lifecycle_driver as driver_mod
 from hil_core.supervision.lifecycle_plan import Step, bring_up_plan
 from hil_nodes.framework.lifecycle_driver import LifecycleDriver
+from hil_nodes import topics
 
 ID_TO_NAME = {v: k for k, v in driver_mod.TRANSITION_IDS.items()}
 
@@ -27,6 +28,10 @@ class FakeClient:
         self.ready = True
         self.requests: list[tuple[object, Future]] = []
         self.removed = 0
+
+    @property
+    def service_name(self):          # rclpy's: the name resolved (here at the root)
+        return '/' + self.srv_name
 
     def service_is_ready(self):
         return self.ready
@@ -77,11 +82,11 @@ def make(nodes=('a', 'b'), transition_timeout=9.0, service_timeout=5.0):
 
 
 def change(node, name):
-    return node.clients[f'/{name}/change_state']
+    return node.clients[topics.lifecycle_service(name, 'change_state')]
 
 
 def get_state(node, name):
-    return node.clients[f'/{name}/get_state']
+    return node.clients[topics.lifecycle_service(name, 'get_state')]
 
 
 def answer_change(client, success=True, index=-1):

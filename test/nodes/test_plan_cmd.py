@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from hil_nodes.cli import main as cli, plan_cmd, run_cmd
+from hil_nodes import topics
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = [ROOT / 'README.md', ROOT / 'docs' / 'lab.md']
@@ -67,9 +68,9 @@ def test_the_hardware_plan_of_the_iiwa_on_lbr_fri_ros2_stack():
     assert jtc['joints'] == [f'lbr_A{i}' for i in range(1, 8)]
     assert jtc['command_interfaces'] == ['position'] and not jtc['allow_nonzero_velocity_at_trajectory_end']
     plant = procs['space_plant']
-    assert plant['remappings'] == {'/joint_states': '/lbr/joint_states',
-                                   '/joint_trajectory_controller/joint_trajectory':
-                                       '/lbr/joint_trajectory_controller/joint_trajectory'}
+    # relative: onto lbr's namespace below the graph's (the root here)
+    assert plant['remappings'] == {topics.JOINT_STATES: f'lbr/{topics.JOINT_STATES}',
+                                   topics.IIWA_JOINT_TRAJECTORY: f'lbr/{topics.IIWA_JOINT_TRAJECTORY}'}
     assert plant['parameters']['joint_names'] == [f'lbr_A{i}' for i in range(1, 8)]
     code, _, err = _hil_plan('space_iiwa', '--mode', 'hardware', 'robot_port:=30210')
     assert code == 2 and 'port_id 30210' in err

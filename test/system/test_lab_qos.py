@@ -25,8 +25,9 @@ from tf2_msgs.msg import TFMessage
 from hil_nodes import topics
 from hil_nodes.recorder.bag import read_messages
 
-TOPICS = {topics.FT_WRENCH: WrenchStamped, topics.JOINT_STATES: JointState,
-          topics.KINEMATICS_TCP_POSE: PoseStamped, topics.TF: TFMessage}
+# at the root, where the run is and as the bag is read back (hil_nodes.recorder.bag.read_messages)
+TOPICS = {topics.ROOT.FT_WRENCH: WrenchStamped, topics.ROOT.JOINT_STATES: JointState,
+          topics.ROOT.KINEMATICS_TCP_POSE: PoseStamped, topics.ROOT.TF: TFMessage}
 QOS = {'reliable': QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE),
        'best_effort': QoSProfile(depth=1000, reliability=ReliabilityPolicy.BEST_EFFORT,
                                  durability=DurabilityPolicy.VOLATILE)}

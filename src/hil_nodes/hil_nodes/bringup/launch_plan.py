@@ -6,16 +6,21 @@ one to one onto a launch action:
 
 - ``Node`` / ``LifecycleNode``: the keys are launch_ros's keyword arguments (package,
   executable, name, namespace, parameters, remappings, arguments, ros_arguments, additional_env,
-  output). namespace is '' (absolute root) for every hil node, so launch_ros writes the parameter
-  mapping under the node's full name and it wins over the node's own files (a '/**' mapping would
-  not: config/supervisor.yaml's `lockstep: false` used to win that way); the lab processes take
-  the hardware's namespace (lbr_fri_ros2_stack's ``lbr`` for the iiwa) and ros2_control_node
-  the params file of ``plan.lab_parameters`` that the launch file writes (``lab_params_file``);
+  output). namespace is the graph's for every hil node ('' = the root; ``namespace:=/rig_a``: an
+  absolute one, so an enclosing PushRosNamespace does not add to it), so launch_ros writes the
+  parameter mapping under the node's full name and it wins over the node's own files (a '/**'
+  mapping would not: config/supervisor.yaml's `lockstep: false` used to win that way); under a
+  namespace the node's own files are the plan's rewritten copies (``bringup.namespaced_files``,
+  which the launch file writes: their keys get the namespace) and '/clock' is remapped under it;
+  the lab processes take the hardware's namespace below the graph's (lbr_fri_ros2_stack's
+  ``lbr`` for the iiwa) and ros2_control_node the params file of ``plan.lab_parameters`` that
+  the launch file writes (``lab_params_file``);
 - ``layout:=one_process`` (the default, as `hil run`): the hil nodes become one ``Node`` running
   hil_nodes' ``container`` with no name (a name would rename every node in the process), their
   files and the plan's values (a params file the launch file writes with
   ``bringup.write_overrides``, keyed by node name) in ``ros_arguments`` and remappings scoped to
-  their node -- ``bringup.container_parts``, the command line of `hil run`. ``layout:=isolated``:
+  their node, the namespace a global ``__ns`` rule -- ``bringup.container_parts``, the command
+  line of `hil run`. ``layout:=isolated``:
   one action per node, as `hil run --isolated`. The lab side (ros2_control_node,
   robot_state_publisher, spawners) is one process each in both, and so is the HMI (hmi:=true:
   a plain ``Node``, never in the container);
@@ -49,6 +54,8 @@ LAUNCH_ARGUMENTS: tuple[tuple[str, str, str, list[str] | None], ...] = (
      'the operator calls /hil/start and /hil/stop', None),
     ('time_scale', '', 'mock pace in sim s per wall s; empty: lockstep 0 (as fast as possible), real time 1', None),
     ('seed', '0', 'seed of every random source', None),
+    ('namespace', '', "push the whole graph under this namespace, e.g. /rig_a (every topic, service and the clock "
+     "move with it: two rigs in one DDS domain); empty: the root", None),
     ('netft_address', '', 'IP of the ATI Net F/T box (ft_sensor sensor_ip); empty: config/ft_sensor.yaml', None),
     ('robot_address', '', "IP of the robot controller: the iiwa's remote_host (lbr_fri_ros2_stack; empty: "
      "INADDR_ANY, any robot), else the URDF <ros2_control> <param name=\"robot_address\">; empty: as in the URDF",
@@ -91,7 +98,7 @@ def plan_kwargs(values: dict[str, str]) -> dict[str, Any]:
                     duration=float(v['duration']) if v['duration'] else None, seed=int(v['seed']),
                     netft_address=v['netft_address'], robot_address=v['robot_address'],
                     robot_port=v['robot_port'], hmi=_bool('hmi', v['hmi']), hmi_port=int(v['hmi_port']),
-                    hmi_host=v['hmi_host'], hmi_token=v['hmi_token'],
+                    hmi_host=v['hmi_host'], hmi_token=v['hmi_token'], namespace=v['namespace'],
                     # as `hil run`: equal-priority FIFO processes never preempt each other
                     rt_policy='fifo' if wants_layout(v) == 'one_process' else 'rr')
     except ValueError as exc:
@@ -147,6 +154,6 @@ def launch_entries(plan: BringupPlan, rviz: bool = False, layout: str = 'isolate
 
 def _container_entry(plan: BringupPlan, params_file: pathlib.Path) -> dict[str, Any]:
     args, ros_args, env = container_parts(plan, params_file)
-    return {'action': 'Node', 'package': 'hil_nodes', 'executable': 'container', 'name': None, 'namespace': '',
-            'parameters': [], 'remappings': [], 'arguments': args, 'ros_arguments': ros_args,
+    return {'action': 'Node', 'package': 'hil_nodes', 'executable': 'container', 'name': None,
+            'namespace': plan.namespace, 'parameters': [], 'remappings': [], 'arguments': args, 'ros_arguments': ros_args,
             'additional_env': env, 'output': 'screen', 'start_after': ''}

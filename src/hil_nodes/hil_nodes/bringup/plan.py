@@ -18,6 +18,14 @@ Clocks (agreed with the real-time work; docs/lab.md):
 - hardware: no clock owner, no sim time, no lockstep (a real robot does not wait).
 ``lockstep`` is set on every node to one value, whatever a node's own file says.
 
+Namespace (``namespace='/rig_a'``; docs/CONTRACTS.md, "Namespaces"): every process of the graph
+(hil nodes, the HMI, the lab side below it) runs in it, so every relative name of the suite
+moves with it; '/clock' is remapped to '<ns>/clock' in each of them (rclpy's TimeSource and the
+process clock subscribe the absolute '/clock'), so two simulated-time rigs keep their own
+clocks. Parameter files keyed by node name are rewritten with the namespace at start
+(``namespaced_files``: rcl matches keys against the fully qualified name). No namespace: every
+name and command line is what it was without the option.
+
 The operator's web HMI (``hmi=True``, docs/hmi.md) is a process of the plan of its own kind
 ('hmi'): never in the one-process container, not managed, not watched by the supervisor (no
 heartbeat; its death is not a node's death), no real-time priority, no sim time; it reads the
@@ -37,9 +45,11 @@ from typing import Any
 
 import yaml
 
+from hil_nodes import topics
 from hil_nodes.runtime import rt_setup
 from hil_nodes.bringup.system import (BringupError, NodeSpec, Scenario, SystemDescription, apply_scenario,
-                                      container_ros_args, load_scenario, load_system, node_command, repo_root)
+                                      container_ros_args, load_scenario, load_system, namespaced_params_file,
+                                      node_command, repo_root)
 
 MODES = ('mock', 'hardware')
 RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder', managed=True, rt_rank=None)
@@ -59,6 +69,7 @@ class BringupPlan:
     bag_path: pathlib.Path | None
     record_topics: tuple[str, ...]
     rviz_config: str = ''                    # config/rviz/<system>.rviz of the data tree, if any
+    namespace: str = ''                      # the graph's namespace ('' = the root, else '/rig_a')
     # hardware mode: the params file of ros2_control_node's process (its own values and its
     # controllers', under their full node names), written by the launch file
     lab_parameters: dict[str, Any] = field(default_factory=dict, compare=False)
@@ -143,7 +154,15 @@ def _root_link(urdf: str) -> str:
     return roots[0]
 
 
-def lab_parameters(desc: SystemDescription, urdf: str, joint_map: dict[str, str]) -> dict[str, Any]:
+def lab_namespace(desc: SystemDescription, namespace: str = '') -> str:
+    """The lab processes' absolute namespace ('' = the root): the hardware's (lbr's for the iiwa)
+    below the graph's."""
+    hw = desc.hardware.namespace if desc.hardware is not None else ''
+    return topics.namespace(f'{namespace}/{hw}')
+
+
+def lab_parameters(desc: SystemDescription, urdf: str, joint_map: dict[str, str],
+                   namespace: str = '') -> dict[str, Any]:
     """The params file of ros2_control_node's process: the controllers file's entries for the
     controller manager and the system's controllers, keyed by their full node names (a
     namespaced node does not take a plain ``controller_manager:`` key: rclcpp matches a key
@@ -152,7 +171,7 @@ def lab_parameters(desc: SystemDescription, urdf: str, joint_map: dict[str, str]
     link."""
     hw = desc.hardware
     config = yaml.safe_load(hw.controllers_file.read_text()) or {}
-    prefix = f'/{hw.namespace}/' if hw.namespace else '/'
+    prefix = f'{lab_namespace(desc, namespace)}/'
     manager = dict((config.get(CONTROLLER_MANAGER) or {}).get('ros__parameters') or {})
     # the controller manager knows the types of this system's controllers only
     manager = {k: v for k, v in manager.items() if not isinstance(v, dict) or k in hw.controllers}
@@ -170,32 +189,35 @@ def lab_parameters(desc: SystemDescription, urdf: str, joint_map: dict[str, str]
 
 
 def _lab_processes(desc: SystemDescription, robot_address: str,
-                   robot_port: str = '') -> tuple[list[NodeSpec], dict[str, Any]]:
+                   robot_port: str = '', namespace: str = '') -> tuple[list[NodeSpec], dict[str, Any]]:
     """Hardware mode, as lbr_fri_ros2_stack's hardware.launch.py: robot_state_publisher with the
     URDF, ros2_control_node with the controllers' parameters (it reads the URDF's <ros2_control>
     block from robot_description), and one spawner per controller once ros2_control_node
-    started; all in the hardware's namespace (lbr's for the iiwa). Returns the processes and
-    ros2_control_node's params file (``lab_parameters``)."""
+    started; all in the hardware's namespace (lbr's for the iiwa), below the graph's. Returns the
+    processes and ros2_control_node's params file (``lab_parameters``)."""
     hw = desc.hardware
     if hw is None:
         raise BringupError(f'system {desc.name} has no hardware: block (mode:=hardware needs one)')
     if not hw.controllers_file.is_file():
         raise BringupError(f'{desc.name}: controllers file {hw.controllers_file} does not exist')
     urdf, joint_map = _hardware_urdf(desc, robot_address, robot_port)
-    ns = hw.namespace
-    absolute = f'/{ns}' if ns else ''
+    absolute = lab_namespace(desc, namespace)
+    ns = absolute if namespace else hw.namespace        # (at the root: 'lbr', as it always was)
+    clock = {'/clock': f'{namespace}/clock'} if namespace else {}
     out = [NodeSpec(name='robot_state_publisher', package='robot_state_publisher', executable='robot_state_publisher',
                     parameters={'robot_description': urdf, 'use_sim_time': False}, managed=False, kind='lab',
-                    namespace=ns),
+                    remappings=dict(clock), namespace=ns),
            NodeSpec(name=CONTROLLER_MANAGER, package='controller_manager', executable='ros2_control_node',
                     parameters={'use_sim_time': False},
-                    remappings={'~/robot_description': f'{absolute}/robot_description'}, managed=False, kind='lab',
+                    remappings={**clock, '~/robot_description': f'{absolute}/robot_description'}, managed=False,
+                    kind='lab',
                     namespace=ns)]
     for ctrl in hw.controllers:
         out.append(NodeSpec(name=f'spawner_{ctrl}', package='controller_manager', executable='spawner',
                             arguments=(ctrl, '--controller-manager', f'{absolute}/{CONTROLLER_MANAGER}'),
-                            managed=False, kind='lab', start_after=CONTROLLER_MANAGER, namespace=ns))
-    return out, lab_parameters(desc, urdf, joint_map)
+                            remappings=dict(clock), managed=False, kind='lab', start_after=CONTROLLER_MANAGER,
+                            namespace=ns))
+    return out, lab_parameters(desc, urdf, joint_map, namespace)
 
 
 def system_urdf(desc: SystemDescription, hardware: bool) -> str:
@@ -236,7 +258,8 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
                  netft_address: str = '', robot_address: str = '', robot_port: str = '', rt_priority: int = 80,
                  rt_cpus: str = '',
                  rt_policy: str = 'rr', stamp: datetime.datetime | None = None, hmi: bool = False,
-                 hmi_port: int = 8080, hmi_host: str = '127.0.0.1', hmi_token: str = '') -> BringupPlan:
+                 hmi_port: int = 8080, hmi_host: str = '127.0.0.1', hmi_token: str = '',
+                 namespace: str = '') -> BringupPlan:
     """The processes of one run of ``system`` (see the module docstring).
 
     lockstep: None = the mode's default (mock: true, hardware: false). record: a directory (the
@@ -252,7 +275,7 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     process per node (launch, `hil run --isolated`) wants 'rr': equal-priority FIFO processes
     never preempt each other. hmi: also start the operator's web HMI, a process of its own first
     (``hmi_spec``: served on hmi_host:hmi_port, 0 = any free port; beyond localhost it needs
-    hmi_token), with the system's URDF.
+    hmi_token), with the system's URDF. namespace: the graph's ('' = the root; module docstring).
     """
     if mode not in MODES:
         raise BringupError(f"mode must be one of {MODES}, not {mode!r}")
@@ -261,10 +284,13 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
         lockstep = not hardware
     if hardware and lockstep:
         raise BringupError('lockstep needs the mock hardware: a real robot does not wait for frames')
+    ns = graph_namespace(namespace)
     desc, _ = _load(system, scenario)
     root = repo_root()
     bag_path = bag_path_for(record, desc.name, seed, stamp) if record else None
-    lab, lab_params = _lab_processes(desc, robot_address, str(robot_port or '')) if hardware else ([], {})
+    lab, lab_params = _lab_processes(desc, robot_address, str(robot_port or ''), ns) if hardware else ([], {})
+    # every process of the graph hears its own clock (module docstring)
+    clock = {'/clock': f'{ns}/clock'} if ns else {}
     nodes = ([RECORDER] if bag_path else []) + desc.select(use_mock=not hardware)
     if time_scale is None:
         time_scale = 0.0 if lockstep else 1.0
@@ -302,25 +328,58 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
             p.update(bag_path=str(bag_path), topics=[lab_topic.get(t, t) for t in desc.record_topics],
                      checkpoint_after=lab_topic.get(desc.record_checkpoint_after, desc.record_checkpoint_after))
         env = rt_setup.ranked_env(rt_env, spec.rt_rank) if rt else {}
-        remappings = {**spec.remappings, **hw_remap.get(spec.name, {})}
-        planned.append(replace(spec, parameters=p, env=env, remappings=remappings))
+        remappings = {**clock, **spec.remappings, **hw_remap.get(spec.name, {})}
+        planned.append(replace(spec, parameters=p, env=env, remappings=remappings, namespace=ns))
     first = []
     if hmi:      # first: its page is up (and its address said) before the graph starts
         if any(spec.name == HMI for spec in planned):
             raise BringupError(f'hmi: {desc.name} has a node named {HMI!r} already')
-        first = [hmi_spec(desc, hardware, hmi_port, hmi_host, hmi_token)]
+        first = [replace(hmi_spec(desc, hardware, hmi_port, hmi_host, hmi_token), namespace=ns,
+                         remappings=dict(clock))]
     rviz = root / 'config' / 'rviz' / f'{desc.name}.rviz'
     return BringupPlan(system=desc.name, mode=mode, lockstep=lockstep, rt=rt, processes=tuple(first + lab + planned),
                        clock_owner=owner, managed=managed, bag_path=bag_path, record_topics=desc.record_topics,
-                       rviz_config=str(rviz) if rviz.is_file() else '', lab_parameters=lab_params, description=desc)
+                       rviz_config=str(rviz) if rviz.is_file() else '', namespace=ns, lab_parameters=lab_params,
+                       description=desc)
+
+
+_TOKEN = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
+
+
+def graph_namespace(namespace: str | None) -> str:
+    """A namespace argument as the plan holds it ('' = the root, else '/a/b'), checked as rcl
+    checks one (tokens of letters, digits and '_', not starting with a digit)."""
+    ns = topics.namespace(namespace)
+    bad = [t for t in ns.split('/')[1:] if not _TOKEN.fullmatch(t)]
+    if bad or '~' in str(namespace or '') or '{' in str(namespace or ''):
+        raise BringupError(f'namespace {namespace!r}: each part must be letters, digits and _, '
+                           'not starting with a digit (e.g. /rig_a)')
+    return ns
+
+
+def namespaced_files(plan: BringupPlan, directory: pathlib.Path) -> BringupPlan:
+    """The plan with each hil process's parameter files rewritten under the graph's namespace
+    into ``directory`` (``system.namespaced_params_file``); the plan itself without one."""
+    if not plan.namespace:
+        return plan
+    directory.mkdir(parents=True, exist_ok=True)
+    copies: dict[pathlib.Path, pathlib.Path] = {}
+    for source in (p for s in plan.processes if s.kind in ('hil', 'hmi') for p in s.params):
+        if source not in copies:
+            target = directory / f'{len(copies):02d}_{source.name}'
+            copies[source] = namespaced_params_file(source, plan.namespace, target)
+    processes = tuple(replace(s, params=tuple(copies[p] for p in s.params)) if s.kind in ('hil', 'hmi') else s
+                      for s in plan.processes)
+    return replace(plan, processes=processes)
 
 
 # ---- the `hil run` translation ------------------------------------------------------------------
 
 def run_overrides(plan: BringupPlan) -> dict[str, dict[str, Any]]:
-    """The params file `hil run` passes after every node's own files (keyed by node name)."""
-    return {s.name: {'ros__parameters': dict(s.parameters)} for s in plan.processes
-            if s.kind in ('hil', 'hmi') and s.parameters}
+    """The params file `hil run` passes after every node's own files (keyed by node name, by its
+    fully qualified name under a namespace: rcl matches keys against it)."""
+    return {f'{s.namespace}/{s.name}' if s.namespace else s.name: {'ros__parameters': dict(s.parameters)}
+            for s in plan.processes if s.kind in ('hil', 'hmi') and s.parameters}
 
 
 def process_commands(plan: BringupPlan, overrides_file: pathlib.Path,

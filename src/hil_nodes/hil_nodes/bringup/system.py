@@ -53,7 +53,9 @@ class NodeSpec:
     rt_rank: int | None = 0
     # set by the bring-up plan only (hil_nodes.bringup.plan), never read from a system file:
     kind: str = 'hil'                            # 'hil' node, or 'lab' (ros2_control, robot_state_publisher)
-    namespace: str = ''                          # lab processes only: e.g. lbr_fri_ros2_stack's 'lbr'
+    # the graph's namespace ('' = the root, else absolute: '/rig_a'); the lab processes' is below
+    # it (lbr_fri_ros2_stack's 'lbr' at the root, '/rig_a/lbr' under /rig_a)
+    namespace: str = ''
     arguments: tuple[str, ...] = ()              # plain command-line arguments (controller spawners)
     start_after: str = ''                        # start once this process has started (spawners)
     env: dict[str, str] = field(default_factory=dict)   # extra environment of the process
@@ -124,7 +126,8 @@ class SystemDescription:
     description: str
     nodes: tuple[NodeSpec, ...]
     path: pathlib.Path
-    record_topics: tuple[str, ...] = ('/joint_states', '/hil/mode', '/hil/events')
+    # relative names, resolved in the graph's namespace as the nodes' own (hil_nodes.topics)
+    record_topics: tuple[str, ...] = ('joint_states', 'hil/mode', 'hil/events')
     # recorded topic after whose message the recorder takes its checkpoint steps ('' = on its timer)
     record_checkpoint_after: str = ''
     summary: tuple[str, ...] = ()      # 'node/key' diagnostics values added to the `hil run` summary
@@ -200,8 +203,8 @@ def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDe
         seen.add(spec.name)
         nodes.append(spec)
     record = data.get('record_topics') or list(SystemDescription.record_topics)
-    if not all(isinstance(t, str) and t.startswith('/') for t in record):
-        raise BringupError(f'{path.name}: record_topics must be absolute topic names')
+    if not all(isinstance(t, str) and t.strip('/') and ' ' not in t for t in record):
+        raise BringupError(f'{path.name}: record_topics must be topic names (relative: in the graph\'s namespace)')
     after = data.get('record_checkpoint_after') or ''
     if after and after not in record:
         raise BringupError(f'{path.name}: record_checkpoint_after {after!r} is not one of record_topics')
@@ -219,10 +222,12 @@ def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDe
 
 
 def node_ros_args(spec: NodeSpec, overrides_file: pathlib.Path | None = None) -> list[str]:
-    """`--ros-args` for one node in its own process: name, parameter files, remappings.
+    """`--ros-args` for one node in its own process: name, namespace, parameter files, remappings.
     ``overrides_file`` (written by ``hil run``: the YAML's inline ``parameters`` and per-run
     values such as use_sim_time) comes last and wins."""
     args = ['--ros-args', '-r', f'__node:={spec.name}']
+    if spec.namespace:
+        args += ['-r', f'__ns:={spec.namespace}']
     for p in spec.params:
         args += ['--params-file', str(p)]
     if overrides_file is not None:
@@ -232,14 +237,45 @@ def node_ros_args(spec: NodeSpec, overrides_file: pathlib.Path | None = None) ->
     return args
 
 
+def namespaced_params_file(source: pathlib.Path, namespace: str, target: pathlib.Path) -> pathlib.Path:
+    """A copy of a params file whose node keys are under ``namespace`` ('planner:' or '/planner:'
+    becomes '/rig_a/planner:'), as nav2's RewrittenYaml(root_key=...) does: rcl matches a key
+    against the node's fully qualified name, so a plain 'planner:' never reaches /rig_a/planner.
+    Wildcard keys ('/**', '/**/planner') match in any namespace and stay. Only the keys' text
+    changes: the values keep their YAML exactly as written (rcl types them from the text)."""
+    text = source.read_text()
+    root = yaml.compose(text)
+    if not isinstance(root, yaml.MappingNode):
+        target.write_text(text)
+        return target
+    lines = text.splitlines(keepends=True)
+    for key, _ in reversed(root.value):      # from the end: earlier positions stay valid
+        name = str(key.value)
+        if '*' in name or not name.strip('/'):
+            continue
+        start, end = key.start_mark, key.end_mark
+        if start.line != end.line:
+            raise BringupError(f'{source}: node key {name!r} spans lines')
+        line = lines[start.line]
+        lines[start.line] = line[:start.column] + f'{namespace}/{name.strip("/")}' + line[end.column:]
+    target.write_text(''.join(lines))
+    return target
+
+
 def node_command(spec: NodeSpec, overrides_file: pathlib.Path | None = None) -> list[str]:
     return [sys.executable, '-m', spec.module, *node_ros_args(spec, overrides_file)]
 
 
 def container_ros_args(specs: list[NodeSpec], overrides_file: pathlib.Path | None = None) -> list[str]:
     """`--ros-args` for all nodes in one process: parameter files are keyed by node name, so they
-    can all be global; inline values and remappings become node-specific."""
+    can all be global; inline values and remappings become node-specific. The nodes share one
+    namespace (the graph's), a global ``__ns`` rule."""
     args = ['--ros-args']
+    spaces = {spec.namespace for spec in specs}
+    if len(spaces) > 1:
+        raise BringupError(f'one process hosts nodes of one namespace, not {sorted(spaces)}')
+    if spaces and next(iter(spaces)):
+        args += ['-r', f'__ns:={next(iter(spaces))}']
     for spec in specs:
         for p in spec.params:
             args += ['--params-file', str(p)]

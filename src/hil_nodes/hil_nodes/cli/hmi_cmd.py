@@ -1,4 +1,4 @@
-"""`hil hmi BAG | --live [--domain-id N]`: the operator's web HMI (docs/hmi.md).
+"""`hil hmi BAG | --live [--domain-id N] [--namespace NS]`: the operator's web HMI (docs/hmi.md).
 
 ``hil hmi --live`` attaches to a graph running on the same DDS domain (``hil run``, a launch
 file, a lab's ros2_control), in a process of its own; ``hil hmi BAG`` replays a recorded run
@@ -17,6 +17,8 @@ def add_parser(sub) -> None:
     p.add_argument('bag', nargs='?', help='bag directory written by hil run --record (replay)')
     p.add_argument('--live', action='store_true', help='attach to the graph running on this DDS domain')
     p.add_argument('--domain-id', type=int, help='ROS_DOMAIN_ID of the graph (default: the environment\'s)')
+    p.add_argument('--namespace', default='', metavar='NS',
+                   help='namespace of the graph (hil run --namespace NS; default: the root)')
     p.add_argument('--network', action='store_true', help='DDS discovery beyond this machine (default: localhost)')
     p.add_argument('--host', default='127.0.0.1', help='address the page is served on (default 127.0.0.1; '
                    'any other needs --token)')
@@ -49,8 +51,16 @@ def _live(args) -> int:
     from hil_nodes.hmi import node
     overrides = [Parameter('host', value=args.host), Parameter('port', value=args.port),
                  Parameter('control_token', value=args.token), Parameter('urdf', value=args.urdf)]
+    from hil_nodes.bringup.plan import graph_namespace
+    from hil_nodes.bringup.system import BringupError
     try:
-        return node.main(['hil_hmi'], parameter_overrides=overrides)
+        ns = graph_namespace(args.namespace)
+    except BringupError as exc:
+        print(f'hil hmi: {exc}', file=sys.stderr)
+        return 2
+    argv = ['hil_hmi'] + (['--ros-args', '-r', f'__ns:={ns}'] if ns else [])   # its topics and services there
+    try:
+        return node.main(argv, parameter_overrides=overrides)
     except (ParameterError, OSError) as exc:
         print(f'hil hmi: {exc}', file=sys.stderr)
         return 2

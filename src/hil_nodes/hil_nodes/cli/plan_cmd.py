@@ -6,7 +6,8 @@ a launch description).
 
 NAME:=VALUE are the launch file's arguments in its syntax (``launch_plan.LAUNCH_ARGUMENTS``:
 lockstep, record, rt, scenario, duration, time_scale, seed, netft_address, robot_address,
-layout, ...). For every process, in start order: its node name and namespace, package and
+layout, namespace, ...). For every process, in start order: its node name and namespace (the
+graph's with ``namespace:=/rig_a``; '/' = the root), package and
 executable, kind (lab: ros2_control_node, robot_state_publisher, the spawners; hil: the
 suite's nodes), its parameter files and the final values they and the plan give the node
 (robot_state_publisher's ``robot_description``, the URDF text ros2_control_node reads, in full;
@@ -27,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from hil_nodes import topics
 from hil_nodes.bringup.launch_plan import LAUNCH_ARGUMENTS, plan_kwargs, wants_layout
 from hil_nodes.bringup.plan import MODES, bringup_plan, effective_parameters, final_parameters
 from hil_nodes.bringup.system import BringupError
@@ -66,12 +68,12 @@ def plan_document(values: dict[str, str]) -> dict[str, Any]:
     plan = bringup_plan(**plan_kwargs({k: v for k, v in values.items() if k not in ('rviz', 'layout')}))
     processes = []
     for spec in plan.processes:
-        entry = {'name': spec.name, 'namespace': f'/{spec.namespace}', 'package': spec.package,
+        entry = {'name': spec.name, 'namespace': topics.namespace(spec.namespace) or '/', 'package': spec.package,
                  'executable': spec.executable, 'kind': spec.kind, 'lifecycle': bool(spec.managed),
                  'parameter_files': [str(p) for p in spec.params], 'parameters': final_parameters(spec)}
         if spec.kind == 'lab' and spec.executable == 'ros2_control_node':
             # the params file the launch file writes (lab_parameters below): its own entry first
-            own = effective_parameters([plan.lab_parameters], f'{spec.namespace}/{spec.name}')
+            own = effective_parameters([plan.lab_parameters], f'{topics.namespace(spec.namespace)}/{spec.name}')
             entry['parameter_files'].append('<lab_parameters, written by the launch file>')
             entry['parameters'] = {**own, **entry['parameters']}
         if 'control_token' in entry['parameters']:     # a secret: given, not printed
@@ -81,7 +83,8 @@ def plan_document(values: dict[str, str]) -> dict[str, Any]:
             if value:
                 entry[key] = value
         processes.append(entry)
-    doc = {'system': plan.system, 'mode': plan.mode, 'lockstep': plan.lockstep, 'layout': layout,
+    doc = {'system': plan.system, 'mode': plan.mode, 'namespace': plan.namespace or '/', 'lockstep': plan.lockstep,
+           'layout': layout,
            'clock_owner': plan.clock_owner or None, 'bag': str(plan.bag_path) if plan.bag_path else None}
     if layout == 'one_process':
         doc['container'] = [s.name for s in plan.hil_nodes]

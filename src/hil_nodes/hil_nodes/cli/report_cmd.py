@@ -13,7 +13,8 @@ import json
 import pathlib
 import sys
 
-from hil_nodes import topics
+# bags are read with their topics named as at the root (hil_nodes.recorder.bag)
+from hil_nodes.topics import ROOT as topics
 from hil_nodes.report import figures
 from hil_nodes.report.analysis import admittance_model, analyse, stage_rows, to_json
 from hil_nodes.report.bagdata import load_run

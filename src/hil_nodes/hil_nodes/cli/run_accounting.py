@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pathlib
 
-import yaml
 
 from hil_core.accounting import account, clean, summary_lines, topic_counts
+from hil_nodes.recorder.bag import read_accounting
 from hil_nodes.report.chain import PRODUCERS, expected_rates
 
 
@@ -29,7 +29,7 @@ def run_accounting(bag: pathlib.Path, parameters: dict, statuses: dict[str, dict
     path = pathlib.Path(bag) / 'accounting.yaml'
     if not path.exists():
         return None, ['no accounting.yaml in the bag (recorder killed before its first checkpoint?)']
-    counts = topic_counts(yaml.safe_load(path.read_text()) or {})
+    counts = topic_counts(read_accounting(bag))      # topics by their names at the root
     published, skipped = {}, {}
     for topic, node in PRODUCERS.items():
         values = statuses.get(node, {})

@@ -19,12 +19,13 @@ PROGRESS_KEYS = frozenset(('frames', 'run_time'))   # the mock's frames, the sup
 
 
 class RunClient:
-    """A plain node (own context) that follows /hil/mode and /diagnostics."""
+    """A plain node (own context) that follows /hil/mode and /diagnostics, in the graph's
+    namespace (``namespace``: '' = the root): the run's names resolve as its nodes' do."""
 
-    def __init__(self, domain_id: int):
+    def __init__(self, domain_id: int, namespace: str = ''):
         self.context = Context()
         rclpy.init(context=self.context, domain_id=domain_id, args=[])
-        self.node = rclpy.create_node('hil_cli', context=self.context)
+        self.node = rclpy.create_node('hil_cli', namespace=namespace or None, context=self.context)
         self.executor = EventsExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.modes: list[tuple[float, str]] = []      # (sim time, mode)

@@ -29,7 +29,9 @@ from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
 from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
 from hil_nodes.runtime.process_exit import describe_exit
-from hil_nodes.bringup.plan import HMI, bringup_plan, hmi_commands, process_commands, write_overrides
+from hil_nodes import topics
+from hil_nodes.bringup.plan import (HMI, bringup_plan, hmi_commands, namespaced_files, process_commands,
+                                   write_overrides)
 from hil_nodes.bringup.system import BringupError, apply_scenario, load_scenario, load_system
 
 
@@ -52,6 +54,9 @@ def add_parser(sub) -> None:
     p.add_argument('--seed', type=int, default=0, help='seed of every random source (faults, loads, scripts)')
     p.add_argument('--scenario', help='config/scenarios/<system>/<NAME>.yaml: per-node parameter values of an experiment')
     p.add_argument('--domain-id', type=int, default=None, help='ROS_DOMAIN_ID (default: $ROS_DOMAIN_ID or 0)')
+    p.add_argument('--namespace', default='', metavar='NS',
+                   help="push the whole graph under this namespace, e.g. /rig_a: every topic, service and the "
+                        "clock move with it, so two rigs can share a DDS domain (default: the root)")
     p.add_argument('--network', action='store_true', help='let DDS discovery leave this machine (lab use)')
     p.add_argument('--stall-timeout', type=float, default=30.0, help='wall seconds without sim progress before giving up')
     p.add_argument('--quiet', action='store_true', help='no progress lines')
@@ -70,13 +75,14 @@ def add_parser(sub) -> None:
 
 
 def effective_parameters(specs, overrides: pathlib.Path) -> dict:
-    """{node: {param: value}} as the nodes received them: parameter files, then the run's values."""
+    """{node: {param: value}} as the nodes received them: parameter files, then the run's values
+    (keys by node name: a key's namespace, '/rig_a/planner', is the run's)."""
     out: dict = {}
     for path in [p for s in specs for p in s.params] + [overrides]:
         data = yaml.safe_load(pathlib.Path(path).read_text()) or {}
         for node, body in data.items():
             values = (body or {}).get('ros__parameters', {})
-            targets = [s.name for s in specs] if node in ('/**', '**') else [node.strip('/')]
+            targets = [s.name for s in specs] if node in ('/**', '**') else [node.rstrip('/').rsplit('/', 1)[-1]]
             for name in targets:
                 out.setdefault(name, {}).update(values)
     return out
@@ -96,7 +102,7 @@ def plan_for(args):
                         rt_priority=args.rt_priority, rt_cpus=args.rt_cpus,
                         # one process: FIFO; one per node: round robin (FIFO peers never preempt)
                         rt_policy='rr' if args.isolated else 'fifo', hmi=args.hmi, hmi_port=args.hmi_port,
-                        hmi_host=args.hmi_host, hmi_token=args.hmi_token)
+                        hmi_host=args.hmi_host, hmi_token=args.hmi_token, namespace=args.namespace)
     return system, plan
 
 
@@ -106,7 +112,6 @@ def run(args) -> int:
     except BringupError as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
-    bag_path, specs = plan.bag_path, plan.hil_nodes
     domain = args.domain_id if args.domain_id is not None else int(os.environ.get('ROS_DOMAIN_ID', '0'))
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1')
     if args.network:
@@ -116,6 +121,12 @@ def run(args) -> int:
         env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE=env['ROS_AUTOMATIC_DISCOVERY_RANGE'])
     run_dir = pathlib.Path(tempfile.mkdtemp(prefix=f'hil_{system.name}_'))
+    try:    # under a namespace, the parameter files keyed by node name: rewritten with it
+        plan = namespaced_files(plan, run_dir / 'params')
+    except (OSError, ValueError) as exc:
+        print(f'hil run: {exc}', file=sys.stderr)
+        return 2
+    bag_path, specs = plan.bag_path, plan.hil_nodes
     overrides = write_overrides(plan, run_dir / 'run_params.yaml')
     try:
         commands = _process_layout(plan, overrides, args)
@@ -144,7 +155,7 @@ def run(args) -> int:
         # threads may hang in the child's preexec_fn (ProcessGroup.start: a hil run once hung
         # for good that way when the client came first). A client that matches the graph late
         # gets no CPU figure (RunMeter says so) rather than a wrong one.
-        client = RunClient(domain)
+        client = RunClient(domain, plan.namespace)
         meter = RunMeter({name: proc.pid for name, proc in group.procs.items()}, apart=(HMI,))
         exits = ExitWatch(client.node, commands)     # the graph's processes: the HMI is none of them
         outcome, run_fault = _follow(client, group, args, meter, exits, _frame_period(specs, overrides), hmi_exit)
@@ -155,7 +166,7 @@ def run(args) -> int:
         alive = ['supervisor'] if exits.supervisor_alive else []
         client.wait_fresh_diagnostics([s.name for s in specs if s.clock_owner] + alive)
         if exits.supervisor_alive:
-            ok, message = client.call_trigger('/hil/shutdown', timeout=30.0)
+            ok, message = client.call_trigger(topics.HIL_SHUTDOWN, timeout=30.0)
             if not ok:
                 print(f'hil run: shutdown: {message}', file=sys.stderr)
         _drain(client)
@@ -183,7 +194,9 @@ def run(args) -> int:
         parameters = effective_parameters(specs, overrides)
         rows, _ = run_accounting(bag_path, parameters, client.diag if client is not None else {})
         summary.update(accounting_summary(rows))
-        manifest = {'summary': summary, 'scenario': args.scenario or '', 'parameters': parameters}
+        # the namespace: the bag's topics are under it (hil_nodes.recorder.bag.bag_namespace)
+        manifest = {'summary': summary, 'scenario': args.scenario or '', 'namespace': plan.namespace,
+                    'parameters': parameters}
         if rows is not None:
             manifest['accounting'] = [r.as_dict() for r in rows]
         (bag_path / 'hil_run.yaml').write_text(yaml.safe_dump(manifest, sort_keys=False))
@@ -372,6 +385,7 @@ def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, kil
         'clock': 'lockstep' if args.lockstep else 'realtime',
         'seed': args.seed,
         'domain_id': domain,
+        **({'namespace': topics.namespace(args.namespace)} if topics.namespace(args.namespace) else {}),
         'sim_time_s': f'{client.sim_time:.4f}',
         'wall_time_s': f'{wall:.2f}',
         'sim_per_wall': f'{client.sim_time / wall:.3f}' if wall > 0 else '0',

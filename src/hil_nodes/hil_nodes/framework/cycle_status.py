@@ -6,7 +6,8 @@ Keys: ``cycles``, ``skipped``, ``late``, ``overruns``, ``deadline_misses``, ``cp
 over the node's monitors; ``exec_p50_us``, ``exec_p99_us``, ``exec_max_us``, ``cpu_p50_us``,
 ``period_mean_us``, ``period_std_us``, ``period_max_us``, ``latency_p50_ms``,
 ``latency_p99_ms``, ``budget_us`` describe the node's first (main) monitor, and the same with a
-``<monitor>.`` prefix describe any further one; ``published.<topic>`` counts messages.
+``<monitor>.`` prefix describe any further one; ``published.<topic>`` counts messages (the topic
+by its name at the root, ``topics.at_root``, as bags and accounting key it, in any namespace).
 
 A monitor is a ``CycleMonitor``: ``hil_core.supervision.timing.CycleHealth`` that is also the one
 way a node measures a cycle, ``with self._cycle(stamp_ns): ...`` (begin on entry, end on exit,
@@ -19,6 +20,7 @@ Not re-entrant (one cycle of a monitor at a time): no callback re-enters its nod
 from __future__ import annotations
 
 from hil_core.supervision.timing import CycleHealth
+from hil_nodes.topics import at_root
 
 TOTALS = ('cycles', 'skipped', 'late', 'overruns', 'deadline_misses', 'cpu_s')
 OK_LEVEL, WARN_LEVEL = 0, 1
@@ -79,7 +81,7 @@ class CycleReport:
             prefix = '' if i == 0 else f'{name}.'
             values.update({f'{prefix}{k}': v for k, v in snap.items() if k not in TOTALS or prefix})
         values['monitors'] = ','.join(self.monitors)
-        values.update({f'published.{topic}': n for topic, n in sorted(self.published.items())})
+        values.update({f'published.{at_root(topic)}': n for topic, n in sorted(self.published.items())})
         now = (values['cycles'], values['late'], values['skipped'])
         cycles, late, skipped = (a - b for a, b in zip(now, self._last))
         self._last = now

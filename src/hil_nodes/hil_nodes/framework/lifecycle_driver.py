@@ -159,7 +159,8 @@ class LifecycleDriver:
                 client = self._clients[step.node]
                 if not client.service_is_ready():
                     if now > self._deadline:
-                        self._fail(step, f'service {client.srv_name} not available after '
+                        # (the resolved name: in the graph's namespace, e.g. /rig_a/planner/change_state)
+                        self._fail(step, f'service {client.service_name} not available after '
                                          f'{service_timeout:g} s', silent=True)
                         continue
                     return

@@ -50,7 +50,8 @@ PARAMS = (
     Param('reconnect_backoff_max', float, 2.0, 'netft: longest wait between stream re-requests (s)',
           range=(0.01, 600.0)),
     Param('replay_file', str, '', 'replay: rosbag2 directory or .csv (t, Fx, Fy, Fz, Tx, Ty, Tz)'),
-    Param('replay_topic', str, topics.FT_WRENCH_RAW, 'replay: WrenchStamped topic in the bag'),
+    Param('replay_topic', str, topics.ROOT.FT_WRENCH_RAW, 'replay: WrenchStamped topic as named in the bag '
+          '(a bag of a run under a namespace: /<ns>/ft_sensor/wrench_raw)'),
     Param('replay_loop', bool, False, 'replay: start over at the end instead of going stale'),
     Param('publish_raw_all', bool, False, 'publish every valid raw sample, not only those on the publish grid'),
     # the force joystick (hil_core.ft.joystick, topics.JOYSTICK_WRENCH): the operator's wrench, limited,

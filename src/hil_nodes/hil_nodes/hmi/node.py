@@ -64,11 +64,12 @@ SERVICES = {'start': topics.HIL_START, 'stop': topics.HIL_STOP, 'reset': topics.
             'estop': topics.HIL_ESTOP}
 
 
-SPACE_PLANT_GET = '/space_plant/get_parameters'
-# the service a system's motion command goes through (hil_nodes.hmi.motion_commands)
-COMMAND_SERVICES = {'hexafloat_scripted': (SetParameters, '/reference_source/set_parameters'),
+SPACE_PLANT_GET = topics.node_service('space_plant', 'get_parameters')
+# the service a system's motion command goes through (hil_nodes.hmi.motion_commands), relative:
+# in the graph's namespace
+COMMAND_SERVICES = {'hexafloat_scripted': (SetParameters, topics.node_service('reference_source', 'set_parameters')),
                     'space_iiwa': (GetParameters, SPACE_PLANT_GET),
-                    'hybrid5': (SetParameters, '/hybrid_controller/set_parameters')}
+                    'hybrid5': (SetParameters, topics.node_service('hybrid_controller', 'set_parameters'))}
 
 
 def _best_effort(depth: int) -> QoSProfile:
@@ -196,14 +197,16 @@ class HmiNode(Node):
                     if self._ee_waiting and st.name.startswith('space_plant:') and 'EE set-point' in st.message:
                         self._ee_answer(st.message, level_int(st.level))
                 elif not (topic == topics.PLANNER_EVENTS and is_duplicate_planner_event(st.name)):
-                    m.on_event(t, st.hardware_id or topic.split('/')[1], st.name, st.message, level_int(st.level))
+                    who = st.hardware_id or topic.strip('/').split('/')[0]
+                    m.on_event(t, who, st.name, st.message, level_int(st.level))
         if self.scene is not None:
             m.workspace_level = self.scene.workspace_level
         self._expire_requests()
         now = time.monotonic()
         if now - self._system_check > 1.0:       # which system runs: the node that takes commands
             self._system_check = now
-            names = self.get_node_names()
+            # the nodes of this graph only: another rig may share the domain under another namespace
+            names = [n for n, ns in self.get_node_names_and_namespaces() if ns == self.get_namespace()]
             system = motion_commands.running_system(names)
             self.motion_panel.set_system(system)
             if system in COMMAND_SERVICES:
@@ -255,11 +258,13 @@ class HmiNode(Node):
             node, value = 'hybrid_controller', ParameterValue(type=ParameterType.PARAMETER_STRING,
                                                               string_value=str(values))
         name = {'via_points': 'via_points', 'gcode': 'gcode_file', 'jog': 'jog'}[kind]
-        client = self.service_client(SetParameters, f'/{node}/set_parameters')
+        service = topics.node_service(node, 'set_parameters')
+        client = self.service_client(SetParameters, service)
         if not client.service_is_ready():
-            self.motion_panel.show_answer(kind, None, f'/{node}/set_parameters is not available')
+            self.motion_panel.show_answer(kind, None, f'{self.resolve_service_name(service)} is not available')
             return
-        self.motion_panel.answer.content = f'**{kind}:** sent to /{node}/set_parameters, waiting for its answer…'
+        self.motion_panel.answer.content = (f'**{kind}:** sent to {self.resolve_service_name(service)}, '
+                                            'waiting for its answer…')
         future = client.call_async(SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)]))
         sent = time.monotonic()
         self._pending.append((kind, future, sent))
@@ -278,7 +283,7 @@ class HmiNode(Node):
         """Ask space_plant for its parameters, then check the target from the measured state."""
         client = self.service_client(GetParameters, SPACE_PLANT_GET)
         if not client.service_is_ready():
-            self.motion_panel.show_answer('ee_target', None, '/space_plant/get_parameters is not available: '
+            self.motion_panel.show_answer('ee_target', None, f'{self.resolve_service_name(SPACE_PLANT_GET)} is not available: '
                                           'no space_plant on this DDS domain')
             return
         self.motion_panel.answer.content = "**ee_target:** checking reachability with space_plant's parameters…"
@@ -360,8 +365,8 @@ class HmiNode(Node):
                 return
             client = self._triggers[name]
             if not client.service_is_ready():
-                self.panel.show_answer(name, None, f'{SERVICES[name]} is not available: no supervisor on this '
-                                       'DDS domain')
+                service = self.resolve_service_name(SERVICES[name])     # in the graph's namespace
+                self.panel.show_answer(name, None, f'{service} is not available: no supervisor on this DDS domain')
                 continue
             future = client.call_async(Trigger.Request())
             self._pending.append((name, future, time.monotonic()))

@@ -16,13 +16,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hil_nodes import topics
+# a bag is read with its topics named as at the root (hil_nodes.recorder.bag.read_messages)
+from hil_nodes.topics import ROOT as topics, at_root
 from hil_nodes.hmi.panel_model import PanelModel, is_duplicate_planner_event, level_int
 from hil_nodes.hmi.tf_tree import TfTree
 from hil_nodes.hmi.view_state import ACHIEVED_TOPICS, REFERENCE_TOPICS, WRENCH_TOPICS, Pose, ViewState, Wrench
 from hil_nodes.recorder.bag import read_messages
 from hil_nodes.report.bagdata import numeric_series
 
+REFERENCE_TOPICS, ACHIEVED_TOPICS, WRENCH_TOPICS = (tuple(at_root(t) for t in names) for names in (
+    REFERENCE_TOPICS, ACHIEVED_TOPICS, WRENCH_TOPICS))
 VIEW_TOPICS = (topics.JOINT_STATES, topics.TF, topics.TF_STATIC, topics.ROBOT_DESCRIPTION, topics.HIL_MODE,
                topics.HIL_EVENTS, topics.PLANNER_EVENTS, topics.DIAGNOSTICS,
                *REFERENCE_TOPICS, *ACHIEVED_TOPICS, *WRENCH_TOPICS)
@@ -175,7 +178,8 @@ def load_timeline(path: str | pathlib.Path) -> Timeline:
                 if topic == topics.PLANNER_EVENTS and is_duplicate_planner_event(st.name):
                     continue          # the planner sends its HIL events on both topics: once is enough
                 level = level_int(st.level)
-                records.append((t, 'event', st.hardware_id or topic.split('/')[1], st.name, st.message, level))
+                who = st.hardware_id or topic.strip('/').split('/')[0]
+                records.append((t, 'event', who, st.name, st.message, level))
         elif topic == topics.DIAGNOSTICS:
             for st in msg.status:
                 records.append((t, 'status', st.name, {kv.key: kv.value for kv in st.values}))

@@ -53,6 +53,8 @@ from rosbags.rosbag2 import Reader
 from rosbags.rosbag2.metadata import dump_qos_v9
 from rosbags.typesys import Stores, get_typestore
 
+from hil_nodes.topics import at_root, namespace, strip_namespace
+
 ROS_DISTRO = 'kilted'                  # the distribution of the typestore and of the lab's rosbag2
 PROFILE = 'ros2'
 LIBRARY = f'hil_nodes.recorder; {LIBRARY_IDENTIFIER}'
@@ -360,18 +362,54 @@ def write_accounting(path: str | pathlib.Path, data: dict) -> None:
     _write_yaml(pathlib.Path(path) / 'accounting.yaml', data)
 
 
+def bag_namespace(path: str | pathlib.Path) -> str:
+    """The namespace of the run a bag recorded ('' = the root): ``namespace`` of the run manifest
+    ``hil_run.yaml`` (written by `hil run`), else of the recorder's ``accounting.yaml`` (a bag of
+    ``ros2 launch``), else the root."""
+    for name in ('hil_run.yaml', 'accounting.yaml'):
+        file = pathlib.Path(path) / name
+        try:
+            data = yaml.safe_load(file.read_text()) if file.is_file() else None
+        except (OSError, yaml.YAMLError):
+            data = None
+        if isinstance(data, dict) and 'namespace' in data:
+            return namespace(data.get('namespace'))
+    return ''
+
+
+def read_accounting(path: str | pathlib.Path) -> dict:
+    """The recorder's ``accounting.yaml`` of a bag ({} without one), its topics by their names at
+    the root (``topics.strip_namespace``), as the report and the accounting key them."""
+    file = pathlib.Path(path) / 'accounting.yaml'
+    data = (yaml.safe_load(file.read_text()) if file.exists() else None) or {}
+    ns = bag_namespace(path)
+    if ns and isinstance(data.get('topics'), dict):
+        data['topics'] = {strip_namespace(t, ns): v for t, v in data['topics'].items()}
+    return data
+
+
 def read_messages(path: str | pathlib.Path, topics: list[str] | None = None) -> Iterator[tuple[str, int, Any]]:
-    """Yield (topic, bag timestamp ns, deserialized message) in time order (rosbags' Reader)."""
+    """Yield (topic, bag timestamp ns, deserialized message) in time order (rosbags' Reader). Topics
+    are named as at the root: a bag of a run under a namespace (``bag_namespace``) has
+    ``/rig_a/ft_sensor/wrench``, read as ``/ft_sensor/wrench``; ``topics`` picks by those names
+    (a relative one, ``topics.FT_WRENCH``, as at the root too)."""
     store = typestore()
+    ns = bag_namespace(path)
+    wanted = None if topics is None else {at_root(t) for t in topics}
     with Reader(pathlib.Path(path)) as reader:
-        conns = [c for c in reader.connections if topics is None or c.topic in topics]
+        names = {c.id: strip_namespace(c.topic, ns) for c in reader.connections}
+        conns = [c for c in reader.connections if wanted is None or names[c.id] in wanted]
+        if not conns:       # (rosbags reads every connection when given none)
+            return
         for conn, timestamp, raw in reader.messages(connections=conns):
-            yield conn.topic, timestamp, store.deserialize_cdr(raw, conn.msgtype)
+            yield names[conn.id], timestamp, store.deserialize_cdr(raw, conn.msgtype)
 
 
 def message_counts(path: str | pathlib.Path) -> dict[str, int]:
+    """Messages per topic (named as at the root, as ``read_messages``)."""
     counts: dict[str, int] = defaultdict(int)
+    ns = bag_namespace(path)
     with Reader(pathlib.Path(path)) as reader:
         for conn, _, _ in reader.messages():
-            counts[conn.topic] += 1
+            counts[strip_namespace(conn.topic, ns)] += 1
     return dict(counts)

@@ -42,6 +42,7 @@ from hil_nodes.recorder import params
 from hil_nodes.runtime.intra_process import BUS
 from hil_nodes.recorder.polled_readers import PolledReaders
 from hil_nodes.runtime.runner import main_for
+from hil_nodes.topics import namespace
 
 
 POLLED = 'polled'      # a topic read by the recorder's PolledReaders (no rclpy subscription of its own)
@@ -77,6 +78,8 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
         self._last_drain = False
         self._latched: set[str] = set()       # recorded topics with a transient-local publisher
         self._held: dict[str, bytes] = {}     # their last message received before activation
+        self._wanted: frozenset[str] = frozenset()   # ``topics`` resolved in the node's namespace
+        self._checkpoint_topic = ''           # ``checkpoint_after`` resolved
 
     def configure_node(self) -> None:
         path = pathlib.Path(self.p.bag_path).expanduser()
@@ -84,6 +87,10 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
             raise ValueError(f"bag_path '{path}' exists already: choose a new directory")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.bag = CheckpointWriter(path)
+        # the names as the graph has them (namespace, remapping): the bag's topics are resolved
+        # names, e.g. /rig_a/ft_sensor/wrench under --namespace /rig_a (topics.strip_namespace)
+        self._wanted = frozenset(self.resolve_topic_name(t) for t in self.p.topics)
+        self._checkpoint_topic = self.resolve_topic_name(self.p.checkpoint_after) if self.p.checkpoint_after else ''
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self._own_timers = [self.create_timer(self.p.discovery_period, self._discover, clock=steady),
                         self.create_timer(self.p.checkpoint_period, self._checkpoint_due, clock=steady)]
@@ -118,7 +125,7 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
     def _discover(self) -> None:
         if not self._bag_open():
             return
-        wanted = set(self.p.topics) - set(self._subs)
+        wanted = self._wanted - set(self._subs)
         if not wanted:
             return
         for topic, types in self.get_topic_names_and_types():
@@ -173,7 +180,7 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
                 self.status(ERROR, f'cannot write {topic}: {exc}')
             return
         tally.written += 1
-        if self._steps and topic == self.p.checkpoint_after:
+        if self._steps and topic == self._checkpoint_topic:
             self._steps.popleft()()
 
     def _checkpoint_due(self) -> None:
@@ -192,7 +199,8 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
                              'first_s': c.first_s, 'last_s': c.last_s, 'largest_stamp_gap_s': c.largest_stamp_gap_s,
                              'latched': topic in self._latched}
         clock = 'sim' if self.get_parameter('use_sim_time').value else 'system'
-        return {'final': bool(final), 'clock': clock, 'write_errors': self.write_errors, 'topics': topics}
+        return {'final': bool(final), 'clock': clock, 'write_errors': self.write_errors,
+                'namespace': namespace(self.get_namespace()), 'topics': topics}
 
     def _write_accounting(self, final: bool = False) -> None:
         try:

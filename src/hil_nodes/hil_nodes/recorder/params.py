@@ -8,8 +8,10 @@ from hil_nodes.framework.param_table import REQUIRED, Param
 PARAMS = (
     Param('bag_path', str, REQUIRED, 'directory of the rosbag2 to create (must not exist)',
           check=lambda v: None if v else 'must not be empty'),
-    Param('topics', 'str[]', ['/joint_states', '/hil/mode'], 'topics to record',
-          check=lambda v: None if v and all(t.startswith('/') for t in v) else 'absolute topic names, at least one'),
+    Param('topics', 'str[]', ['joint_states', 'hil/mode'], 'topics to record, resolved in the node\'s namespace '
+          '(relative names move with it; the bag holds the resolved names)',
+          check=lambda v: None if v and all(t and t.strip('/') and ' ' not in t for t in v)
+          else 'topic names, at least one'),
     Param('checkpoint_period', float, 1.0, 'wall seconds between checkpoints (flush + metadata)',
           range=(0.05, 60.0)),
     Param('discovery_period', float, 0.2, 'wall seconds between graph checks for new topics',

@@ -16,7 +16,8 @@ from hil_core.transparency.design import LABELS, ChainDesign
 from hil_core.transparency.stages import ChainResult, analyse_chain
 from hil_core.transparency.validity import VERDICT_BAND_HZ
 from hil_core.transparency.verdict import Verdict, decide
-from hil_nodes import topics
+# bags are read with their topics named as at the root (hil_nodes.recorder.bag)
+from hil_nodes.topics import ROOT as topics
 from hil_nodes.report import designed
 from hil_nodes.report.chain import STAGE_TOPICS, expected_rates, stage_inputs
 

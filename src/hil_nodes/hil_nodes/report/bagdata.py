@@ -16,7 +16,7 @@ import numpy as np
 import yaml
 
 from hil_core.supervision.status_names import status_node
-from hil_nodes.recorder.bag import read_messages, recover_bag
+from hil_nodes.recorder.bag import read_accounting, read_messages, recover_bag
 
 
 @dataclass
@@ -125,7 +125,7 @@ def load_run(path: str | pathlib.Path) -> RunData:
             for st in msg.status:
                 values = {kv.key: kv.value for kv in st.values}
                 if topic.endswith('/events'):     # events: name = event, hardware_id = reporting node
-                    events.append((t, st.hardware_id or topic.split('/')[1], st.name, st.message))
+                    events.append((t, st.hardware_id or topic.strip('/').split('/')[0], st.name, st.message))
                 else:                             # statuses "<node>: <task>", keyed by node
                     diagnostics[status_node(st.name)].append((t, values))
         else:
@@ -148,8 +148,7 @@ def load_run(path: str | pathlib.Path) -> RunData:
         keys = sorted(by_time)
         trajectories[topic] = Series(np.array(keys, float) * 1e-9, np.array([by_time[k] for k in keys]),
                                      names.get(topic, []))
-    accounting_file = path / 'accounting.yaml'
-    accounting = yaml.safe_load(accounting_file.read_text()) if accounting_file.exists() else {}
+    accounting = read_accounting(path)
     return RunData(path=path, manifest=manifest or {}, series=series, modes=modes, events=events,
                    diagnostics=dict(diagnostics), counts=dict(counts), repaired=repaired,
                    record_times={t: np.asarray(v, float) * 1e-9 for t, v in record_ns.items()},

@@ -23,7 +23,8 @@ import numpy as np
 
 from hil_core.transparency.series import find_gaps, uniform_grid, usable
 from hil_core.transparency.stages import StageInput
-from hil_nodes import topics
+# bags are read with their topics named as at the root (hil_nodes.recorder.bag)
+from hil_nodes.topics import ROOT as topics
 from hil_nodes.report.designed import node_values, recorded
 
 STAGE_TOPICS = {

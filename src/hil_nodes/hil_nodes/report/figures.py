@@ -7,6 +7,7 @@ import matplotlib
 import numpy as np
 
 from hil_nodes.report import designed
+from hil_nodes.topics import ROOT as T   # bags are read with topics named as at the root
 
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt  # noqa: E402
@@ -31,8 +32,8 @@ def _mode_bands(ax, modes, t_end):
 
 
 def force(run, out) -> str | None:
-    raw = run.get('/ft_sensor/wrench_raw', '/mock_ft/wrench')
-    filt = run.get('/ft_sensor/wrench')
+    raw = run.get(T.FT_WRENCH_RAW, T.MOCK_FT_WRENCH)
+    filt = run.get(T.FT_WRENCH)
     if raw is None and filt is None:
         return None
     fig, axes = plt.subplots(2, 1, figsize=(10, 5.5), sharex=True)
@@ -51,7 +52,7 @@ def force(run, out) -> str | None:
 
 
 def motion(run, tr, out) -> str | None:
-    tcp = run.get('/kinematics/tcp_pose')
+    tcp = run.get(T.KINEMATICS_TCP_POSE)
     if tr is None and tcp is None:
         return None
     fig, ax = plt.subplots(figsize=(10, 4))
@@ -173,7 +174,7 @@ def timeline(run, out) -> str:
 
 
 def joints(run, out) -> str | None:
-    js = run.get('/joint_states')
+    js = run.get(T.JOINT_STATES)
     if js is None:
         return None
     n = js.values.shape[1] // 2

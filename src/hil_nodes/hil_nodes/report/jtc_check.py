@@ -17,6 +17,7 @@ from hil_core.data_paths import data_root
 from hil_core.drives.joint_trajectory import JtcSettings, jtc_validate
 from hil_nodes import topics
 from hil_nodes.msgs.convert import trajectory_from_msg
+from hil_nodes.recorder.bag import bag_namespace
 
 CONTROLLER = 'hexapod_controller'
 
@@ -33,8 +34,9 @@ def check_bag(bag: str | pathlib.Path, settings: JtcSettings | None = None) -> d
     store = get_typestore(getattr(Stores, 'ROS2_KILTED', Stores.LATEST))
     settings = settings or controller_settings()
     checked, reasons, first = 0, collections.Counter(), ''
+    ns, wanted = bag_namespace(bag), topics.at_root(topics.HEXAPOD_JOINT_TRAJECTORY)
     with Reader(bag) as reader:
-        cons = [c for c in reader.connections if c.topic == topics.HEXAPOD_JOINT_TRAJECTORY]
+        cons = [c for c in reader.connections if topics.strip_namespace(c.topic, ns) == wanted]
         for con, arrival_ns, raw in reader.messages(connections=cons):
             verdict = jtc_validate(trajectory_from_msg(store.deserialize_cdr(raw, con.msgtype)), settings,
                                    int(arrival_ns))

@@ -58,6 +58,7 @@ process (``--isolated``, ``ros2 run``, the tests) creates plain rclpy publishers
 """
 from __future__ import annotations
 
+import functools
 import time
 from collections import deque
 from typing import Any, Callable
@@ -67,7 +68,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 
 from hil_nodes.msgs.cdr_encode import prepare, serialize_exact
 from hil_nodes.msgs.message_ring import MessageRing
-from hil_nodes.topics import CLOCK, SHARED_TOPICS
+from hil_nodes.topics import CLOCK, SHARED_TOPICS, resolve
 
 DRAIN_BUDGET = 0.005     # wall s of deliveries before the executor gets its turn again
 REPLAY = MessageRing.RING // 2   # a transient-local stream's messages kept for a reader outside (module doc)
@@ -86,10 +87,11 @@ _EXCLUDED_PREFIXES = ('/parameter_events', '/rosout')
 
 class _Topic:
     __slots__ = ('name', 'publishers', 'subscriptions', 'callbacks', 'raw_callbacks', 'targets', 'last',
-                 'last_sent', 'on_dds')
+                 'last_sent', 'on_dds', 'is_clock')
 
     def __init__(self, name: str):
-        self.name = name
+        self.name = name                                      # the resolved name (namespace, remapping)
+        self.is_clock = False                                 # the process's /clock (set by its publisher)
         self.publishers: list[IntraPublisher] = []
         self.subscriptions: list[IntraSubscription] = []
         self.last = None                                      # the last message published
@@ -135,6 +137,7 @@ class IntraProcessBus:
         topic = self._topic(pub.topic)
         topic.publishers.append(pub)
         pub.bus_topic = topic
+        topic.is_clock = topic.is_clock or pub.is_clock
         if len(topic.publishers) == 1:
             self._serve_all(topic)
 
@@ -186,7 +189,7 @@ class IntraProcessBus:
             raise ValueError(f'{topic.name}: the same message object published twice in a row; in one '
                              f'process its subscribers share it: publish a new (or another pooled) message')
         topic.last, topic.last_sent = msg, None
-        if self.sim_clock and topic.name == CLOCK:
+        if self.sim_clock and topic.is_clock:
             self.clock_ns = msg.clock.sec * 1_000_000_000 + msg.clock.nanosec
         self._queue.extend([(cb, msg) for cb in topic.callbacks])
         if topic.raw_callbacks:                # the recorder
@@ -308,8 +311,16 @@ class IntraProcessBus:
 
 BUS = IntraProcessBus()
 
-def eligible(topic: str) -> bool:
-    return BUS.enabled and topic not in SHARED_TOPICS and not topic.startswith(_EXCLUDED_PREFIXES)
+def eligible(topic: str, namespace: str = '') -> bool:
+    """Whether a resolved ``topic`` of a node in ``namespace`` goes through the bus (not a
+    shared topic, not rclpy's own)."""
+    return BUS.enabled and topic not in _shared(namespace) and not topic.startswith(_EXCLUDED_PREFIXES)
+
+
+@functools.lru_cache(maxsize=None)
+def _shared(namespace: str) -> frozenset:
+    """SHARED_TOPICS resolved in a namespace (once per namespace: entities are made at configure)."""
+    return frozenset(resolve(t, namespace) for t in SHARED_TOPICS)
 
 
 def is_latched(qos: QoSProfile) -> bool:
@@ -324,6 +335,8 @@ class IntraPublisher:
                  depth: int = 1):
         self.inner = inner
         self.topic = inner.topic_name
+        # the clock, under whatever namespace remapping the process has (resolved once, here)
+        self.is_clock = self.topic == node.resolve_topic_name(CLOCK)
         self.lifecycle = lifecycle
         self.latched = latched
         self._node = node

@@ -27,14 +27,14 @@ class IntraProcessNode:
 
     def create_publisher(self, msg_type, topic, qos_profile, **kwargs):
         inner = super().create_publisher(msg_type, topic, qos_profile, **kwargs)
-        if not eligible(inner.topic_name) or kwargs.get('publisher_class'):
+        if not eligible(inner.topic_name, self.get_namespace()) or kwargs.get('publisher_class'):
             return inner
         qos = _as_qos(qos_profile)
         return IntraPublisher(self, inner, lifecycle=False, latched=is_latched(qos), depth=qos.depth)
 
     def create_lifecycle_publisher(self, msg_type, topic, qos_profile, **kwargs):
         inner = super().create_lifecycle_publisher(msg_type, topic, qos_profile, **kwargs)
-        if not eligible(inner.topic_name):
+        if not eligible(inner.topic_name, self.get_namespace()):
             return inner
         qos = _as_qos(qos_profile)
         return IntraPublisher(self, inner, lifecycle=True, latched=is_latched(qos), depth=qos.depth)
@@ -59,7 +59,7 @@ class IntraProcessNode:
         so both ways run the same code."""
         qos = _as_qos(qos_profile)
         resolved = self.resolve_topic_name(topic)
-        if not eligible(resolved) or kwargs.get('content_filter_options') is not None:
+        if not eligible(resolved, self.get_namespace()) or kwargs.get('content_filter_options') is not None:
             return super().create_subscription(msg_type, topic, counted(callback, self), qos_profile, raw=raw,
                                                **kwargs)
         return IntraSubscription(self, msg_type, resolved, callback, qos, raw, kwargs, chain_input=chain_input)

@@ -228,7 +228,9 @@ class SupervisorNode(IntraProcessNode, Node):
                     self._fault(reason)
 
     def _on_heartbeat(self, msg: Header) -> None:
-        name = normalize_name(msg.frame_id)
+        # a beat carries the node's fully qualified name: '/rig_a/planner' is 'planner' of this
+        # graph under --namespace /rig_a (the managed nodes share the supervisor's namespace)
+        name = normalize_name(topics.strip_namespace(msg.frame_id, self.get_namespace()))
         if name == self.get_name():
             return
         if name in self._exited and self._wall_now() - self._exited[name] < EXIT_GRACE:

@@ -52,7 +52,8 @@ class HardwareWatchdog:
                                                        tuple(self.deceleration)))
         except ValueError as exc:
             raise ParameterError(str(exc)) from None
-        self._supervisor = '/' + p.supervisor_name.strip('/')
+        # the supervisor's fully qualified name: a relative supervisor_name is in this node's namespace
+        self._supervisor = topics.resolve(p.supervisor_name, node.get_namespace())
         # only the supervisor's beats reach the callback: every node beats on this topic, twice
         # in lockstep (wall and sim time), ~300 a second at 3x, each an executor event
         # (filtered in DDS; the name check in the callback stays for an rmw without filters)

@@ -10,7 +10,7 @@ from hil_nodes.framework.param_table import ConfigFields, Param
 _PROB = (0.0, 1.0)
 
 PARAMS = (
-    Param('input_topic', str, '/admittance/reference_model', 'clean reference stream (remapped model output)'),
+    Param('input_topic', str, 'admittance/reference_model', 'clean reference stream (remapped model output)'),
     Param('output_topic', str, topics.ADMITTANCE_REFERENCE, 'faulty stream the planner reads'),
     Param('frame_period', float, 0.0025, 'reference period: frame index = stamp / period (s)', range=(1e-5, 1.0)),
     Param('drop_prob', float, 0.0, 'probability a frame is not delivered', range=_PROB),
