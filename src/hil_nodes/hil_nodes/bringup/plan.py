@@ -37,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from hil_nodes.bringup import parts as hosts
 from hil_nodes.runtime import rt_setup
 from hil_nodes.bringup.system import (BringupError, NodeSpec, Scenario, SystemDescription, apply_scenario,
                                       container_ros_args, load_scenario, load_system, node_command, repo_root)
@@ -63,6 +64,12 @@ class BringupPlan:
     # controllers', under their full node names), written by the launch file
     lab_parameters: dict[str, Any] = field(default_factory=dict, compare=False)
     description: SystemDescription | None = field(default=None, compare=False, repr=False)
+    # hosts (bringup/parts.py): the split used, the part this plan starts ('' = all of them), each
+    # part's processes by name (of the whole plan), and the processes of the other parts
+    split: str = ''
+    part: str = ''
+    parts: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    others: tuple[NodeSpec, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def hil_nodes(self) -> list[NodeSpec]:
@@ -236,7 +243,8 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
                  netft_address: str = '', robot_address: str = '', robot_port: str = '', rt_priority: int = 80,
                  rt_cpus: str = '',
                  rt_policy: str = 'rr', stamp: datetime.datetime | None = None, hmi: bool = False,
-                 hmi_port: int = 8080, hmi_host: str = '127.0.0.1', hmi_token: str = '') -> BringupPlan:
+                 hmi_port: int = 8080, hmi_host: str = '127.0.0.1', hmi_token: str = '', split: str = '',
+                 part: str = '', peers: str = '', nodes_timeout: float | None = None) -> BringupPlan:
     """The processes of one run of ``system`` (see the module docstring).
 
     lockstep: None = the mode's default (mock: true, hardware: false). record: a directory (the
@@ -252,7 +260,11 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     process per node (launch, `hil run --isolated`) wants 'rr': equal-priority FIFO processes
     never preempt each other. hmi: also start the operator's web HMI, a process of its own first
     (``hmi_spec``: served on hmi_host:hmi_port, 0 = any free port; beyond localhost it needs
-    hmi_token), with the system's URDF.
+    hmi_token), with the system's URDF. split, part: the processes of one part of the split
+    (bringup/parts.py; '' = the first split, every part); every part plans the whole graph.
+    peers: comma-separated addresses, ROS_STATIC_PEERS of every process (discovery without
+    multicast, docs/lab.md). nodes_timeout: the supervisor's wait for the nodes of every part
+    (wall s; None: its file's value).
     """
     if mode not in MODES:
         raise BringupError(f"mode must be one of {MODES}, not {mode!r}")
@@ -261,7 +273,17 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
         lockstep = not hardware
     if hardware and lockstep:
         raise BringupError('lockstep needs the mock hardware: a real robot does not wait for frames')
-    desc, _ = _load(system, scenario)
+    desc, scenario = _load(system, scenario)
+    split, parts = hosts.split_of(desc, split)
+    if part and part not in parts:
+        raise BringupError(f'unknown part {part!r} of {desc.name}' + (f' (split {split}: parts {", ".join(parts)})'
+                                                                        if parts else ' (it names no parts)'))
+    sim_only = {n.name for n in desc.nodes if n.sim_only}
+    hosts.check_scenario(scenario, parts, sim_only, desc.nodes)
+    home = hosts.supervisor_part(parts)
+    given = [n for n, v in (('record', record), ('duration', duration), ('scenario', scenario)) if v]
+    if part and part != home and given:
+        raise BringupError(f'{", ".join(given)}: given to the part that holds the supervisor ({home}), not to {part}')
     root = repo_root()
     bag_path = bag_path_for(record, desc.name, seed, stamp) if record else None
     lab, lab_params = _lab_processes(desc, robot_address, str(robot_port or '')) if hardware else ([], {})
@@ -298,10 +320,17 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
                      run_duration=float(duration or 0.0))
             if monitored:   # an empty list has no type in a params file
                 p['monitored_nodes'] = monitored
+            remote = hosts.remote_nodes(nodes, parts, sim_only, hosts.supervisor_part(parts)) if parts else []
+            if remote:      # named in its wait for them
+                p['node_parts'] = remote
+            if nodes_timeout is not None:
+                p['nodes_timeout'] = float(nodes_timeout)
         if spec is RECORDER:
             p.update(bag_path=str(bag_path), topics=[lab_topic.get(t, t) for t in desc.record_topics],
                      checkpoint_after=lab_topic.get(desc.record_checkpoint_after, desc.record_checkpoint_after))
         env = rt_setup.ranked_env(rt_env, spec.rt_rank) if rt else {}
+        if peers:
+            env['ROS_STATIC_PEERS'] = static_peers(peers)
         remappings = {**spec.remappings, **hw_remap.get(spec.name, {})}
         planned.append(replace(spec, parameters=p, env=env, remappings=remappings))
     first = []
@@ -309,10 +338,28 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
         if any(spec.name == HMI for spec in planned):
             raise BringupError(f'hmi: {desc.name} has a node named {HMI!r} already')
         first = [hmi_spec(desc, hardware, hmi_port, hmi_host, hmi_token)]
+    if peers:
+        first = [replace(s, env={**s.env, 'ROS_STATIC_PEERS': static_peers(peers)}) for s in first]
+        lab = [replace(s, env={**s.env, 'ROS_STATIC_PEERS': static_peers(peers)}) for s in lab]
     rviz = root / 'config' / 'rviz' / f'{desc.name}.rviz'
-    return BringupPlan(system=desc.name, mode=mode, lockstep=lockstep, rt=rt, processes=tuple(first + lab + planned),
+    processes = tuple(first + lab + planned)
+    where = {s.name: hosts.part_of(s, parts, sim_only) for s in processes} if parts else {}
+    return BringupPlan(system=desc.name, mode=mode, lockstep=lockstep, rt=rt,
+                       processes=tuple(s for s in processes if not part or where[s.name] == part),
                        clock_owner=owner, managed=managed, bag_path=bag_path, record_topics=desc.record_topics,
-                       rviz_config=str(rviz) if rviz.is_file() else '', lab_parameters=lab_params, description=desc)
+                       rviz_config=str(rviz) if rviz.is_file() else '', lab_parameters=lab_params, description=desc,
+                       split=split, part=part,
+                       parts={p: tuple(n for n, w in where.items() if w == p) for p in parts},
+                       others=tuple(s for s in processes if part and where[s.name] != part))
+
+
+def static_peers(peers: str) -> str:
+    """ROS_STATIC_PEERS (';'-separated, as rcl reads it) of a comma-separated address list."""
+    out = [a.strip() for a in peers.replace(';', ',').split(',') if a.strip()]
+    bad = [a for a in out if not re.fullmatch(r'[A-Za-z0-9.:\-\[\]/]+', a)]
+    if not out or bad:
+        raise BringupError(f'peers {peers!r}: comma-separated host names or addresses' + (f' ({bad})' if bad else ''))
+    return ';'.join(out)
 
 
 # ---- the `hil run` translation ------------------------------------------------------------------

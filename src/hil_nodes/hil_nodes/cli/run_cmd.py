@@ -31,6 +31,9 @@ from hil_nodes.cli.run_meter import RunMeter, rt_applied
 from hil_nodes.runtime.process_exit import describe_exit
 from hil_nodes.bringup.plan import HMI, bringup_plan, hmi_commands, process_commands, write_overrides
 from hil_nodes.bringup.system import BringupError, apply_scenario, load_scenario, load_system
+from hil_nodes.bringup.parts import split_of, supervisor_part
+from hil_nodes.cli.discovery import discovery_line, dds_env
+from hil_nodes.cli.part_run import run_part
 
 
 def add_parser(sub) -> None:
@@ -53,6 +56,15 @@ def add_parser(sub) -> None:
     p.add_argument('--scenario', help='config/scenarios/<system>/<NAME>.yaml: per-node parameter values of an experiment')
     p.add_argument('--domain-id', type=int, default=None, help='ROS_DOMAIN_ID (default: $ROS_DOMAIN_ID or 0)')
     p.add_argument('--network', action='store_true', help='let DDS discovery leave this machine (lab use)')
+    # hosts (docs/lab.md "Two or three hosts"): one part of the graph per host, same domain id
+    p.add_argument('--peers', metavar='ADDR,...', default='', help='discover the other hosts by unicast at these '
+                   'addresses (ROS_STATIC_PEERS; for networks without multicast)')
+    p.add_argument('--part', default='', help="start only this part of the system's split (hil plan shows them); "
+                   'the part holding the supervisor takes --scenario, --duration and --record')
+    p.add_argument('--split', default='', help="which split of the system file's parts (default: its first)")
+    p.add_argument('--part-timeout', type=float, default=None, metavar='S',
+                   help="wall s to wait for the other parts: the supervisor's for their nodes (default its "
+                        "nodes_timeout, 120), a part without it for the supervisor's heartbeat (default 120)")
     p.add_argument('--stall-timeout', type=float, default=30.0, help='wall seconds without sim progress before giving up')
     p.add_argument('--quiet', action='store_true', help='no progress lines')
     p.add_argument('--rt', action='store_true',
@@ -86,18 +98,24 @@ def plan_for(args):
     """(system, plan) of `hil run`'s arguments: the same plan as `ros2 launch hil_nodes
     hil.launch.py` (recorder first: it records from t_0). Fills ``args.duration`` in (the
     scenario's, else 10 s). BringupError when it cannot be made."""
-    system = load_system(args.system)
-    scenario = load_scenario(system, args.scenario) if args.scenario else None
-    system = apply_scenario(system, scenario)
-    if args.duration is None:
+    raw = load_system(args.system)
+    scenario = load_scenario(raw, args.scenario) if args.scenario else None
+    system = apply_scenario(raw, scenario)
+    if args.duration is None and not _apart(args, raw):
         args.duration = scenario.duration if scenario is not None and scenario.duration else 10.0
-    plan = bringup_plan(system, mode='mock', lockstep=args.lockstep, record=args.record, rt=args.rt,
+    plan = bringup_plan(raw, scenario, split=args.split, part=args.part, peers=args.peers,
+                        nodes_timeout=args.part_timeout, mode='mock', lockstep=args.lockstep, record=args.record, rt=args.rt,
                         time_scale=args.time_scale, duration=args.duration, seed=args.seed,
                         rt_priority=args.rt_priority, rt_cpus=args.rt_cpus,
                         # one process: FIFO; one per node: round robin (FIFO peers never preempt)
                         rt_policy='rr' if args.isolated else 'fifo', hmi=args.hmi, hmi_port=args.hmi_port,
                         hmi_host=args.hmi_host, hmi_token=args.hmi_token)
     return system, plan
+
+
+def _apart(args, desc) -> bool:
+    """Whether ``args`` start a part without the supervisor."""
+    return bool(args.part) and supervisor_part(split_of(desc, args.split)[1]) != args.part
 
 
 def run(args) -> int:
@@ -108,13 +126,7 @@ def run(args) -> int:
         return 2
     bag_path, specs = plan.bag_path, plan.hil_nodes
     domain = args.domain_id if args.domain_id is not None else int(os.environ.get('ROS_DOMAIN_ID', '0'))
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1')
-    if args.network:
-        env.pop('ROS_AUTOMATIC_DISCOVERY_RANGE', None)
-        env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'SUBNET'
-    else:
-        env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE=env['ROS_AUTOMATIC_DISCOVERY_RANGE'])
+    env = dds_env(domain, args.network, args.peers)
     run_dir = pathlib.Path(tempfile.mkdtemp(prefix=f'hil_{system.name}_'))
     overrides = write_overrides(plan, run_dir / 'run_params.yaml')
     try:
@@ -122,6 +134,8 @@ def run(args) -> int:
     except BringupError as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
+    if plan.part and 'supervisor' not in {s.name for s in specs}:     # another host drives the run
+        return run_part(args, system, plan, commands, env, domain, run_dir, overrides)
     if plan.hmi is not None:
         from hil_nodes.hmi.address import port_problem
         problem = port_problem(args.hmi_host, args.hmi_port)
@@ -168,6 +182,8 @@ def run(args) -> int:
         own_shm = group.shm_units()
         killed = group.stop()
         summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed, run_fault)
+        if plan.part:
+            summary.update(part=plan.part, split=plan.split, discovery=discovery_line(env))
         if plan.hmi is not None:
             summary['hmi'] = _hmi_summary(hmi_url, hmi_exit)
         if client is not None and meter is not None:
@@ -180,7 +196,8 @@ def run(args) -> int:
         clean_dead_shm(group.log_dir / 'shm_cleanup.log', own=own_shm)
     if bag_path is not None and bag_path.exists():
         # The run manifest next to the bag: what `hil report` needs to recompute the ideal motion.
-        parameters = effective_parameters(specs, overrides)
+        # every part's nodes: the report recomputes the ideal motion from the model's values
+        parameters = effective_parameters(specs + [s for s in plan.others if s.kind == 'hil'], overrides)
         rows, _ = run_accounting(bag_path, parameters, client.diag if client is not None else {})
         summary.update(accounting_summary(rows))
         manifest = {'summary': summary, 'scenario': args.scenario or '', 'parameters': parameters}
