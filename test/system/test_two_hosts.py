@@ -13,7 +13,6 @@ after its drives braked."""
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import numpy as np

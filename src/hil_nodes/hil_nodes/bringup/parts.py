@@ -19,7 +19,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hil_nodes.bringup.system import BringupError
+
+
+class PartsError(ValueError):
+    """A parts block, split or part that cannot be used (the bring-up makes it a BringupError:
+    this module is imported by the system loader, it does not import it)."""
 
 SUPERVISOR = 'supervisor'
 _NAME = re.compile(r'[a-z][a-z0-9_]*')
@@ -32,35 +36,35 @@ def parse_parts(entry: Any, where: str, nodes) -> dict[str, dict[str, tuple[str,
     if entry is None:
         return {}
     if not isinstance(entry, dict) or not entry:
-        raise BringupError(f'{where} must map split names to {{part: [nodes]}}')
+        raise PartsError(f'{where} must map split names to {{part: [nodes]}}')
     names = [n.name for n in nodes]
     sim_only = {n.name for n in nodes if n.sim_only}
     out = {}
     for split, parts in entry.items():
         here = f'{where}.{split}'
         if not isinstance(split, str) or not _NAME.fullmatch(split):
-            raise BringupError(f'{here}: a split name is lower-case letters, digits and _')
+            raise PartsError(f'{here}: a split name is lower-case letters, digits and _')
         if not isinstance(parts, dict) or len(parts) < 2:
-            raise BringupError(f'{here} must map two or more part names to lists of nodes')
+            raise PartsError(f'{here} must map two or more part names to lists of nodes')
         seen: dict[str, str] = {}
         for part, members in parts.items():
             if not isinstance(part, str) or not _NAME.fullmatch(part):
-                raise BringupError(f'{here}: part name {part!r}: lower-case letters, digits and _')
+                raise PartsError(f'{here}: part name {part!r}: lower-case letters, digits and _')
             if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
-                raise BringupError(f'{here}.{part} must be a non-empty list of node names')
+                raise PartsError(f'{here}.{part} must be a non-empty list of node names')
             for m in members:
                 if m not in names:
-                    raise BringupError(f'{here}.{part}: no node {m!r} in the system (nodes: {", ".join(names)})')
+                    raise PartsError(f'{here}.{part}: no node {m!r} in the system (nodes: {", ".join(names)})')
                 if m in seen:
-                    raise BringupError(f'{here}: node {m!r} is in two parts ({seen[m]} and {part})')
+                    raise PartsError(f'{here}: node {m!r} is in two parts ({seen[m]} and {part})')
                 seen[m] = part
         missing = [n for n in names if n not in seen]
         if missing:
-            raise BringupError(f'{here}: node(s) {missing} in no part (every node is in exactly one)')
+            raise PartsError(f'{here}: node(s) {missing} in no part (every node is in exactly one)')
         if SUPERVISOR in names and SUPERVISOR not in seen:
-            raise BringupError(f'{here}: no part holds the supervisor')
+            raise PartsError(f'{here}: no part holds the supervisor')
         if len({seen[n] for n in sim_only}) > 1:
-            raise BringupError(f'{here}: the sim_only nodes {sorted(sim_only)} are in more than one part '
+            raise PartsError(f'{here}: the sim_only nodes {sorted(sim_only)} are in more than one part '
                                '(the lab side that replaces them runs on one host)')
         out[split] = {part: tuple(members) for part, members in parts.items()}
     return out
@@ -71,12 +75,12 @@ def split_of(desc, split: str = '') -> tuple[str, dict[str, tuple[str, ...]]]:
     that names no parts and no split asked."""
     if not desc.parts:
         if split:
-            raise BringupError(f'split {split!r}: system {desc.name} names no parts (its file has no parts: block)')
+            raise PartsError(f'split {split!r}: system {desc.name} names no parts (its file has no parts: block)')
         return '', {}
     if not split:
         split = next(iter(desc.parts))
     if split not in desc.parts:
-        raise BringupError(f'unknown split {split!r} of {desc.name} (splits: {", ".join(desc.parts)})')
+        raise PartsError(f'unknown split {split!r} of {desc.name} (splits: {", ".join(desc.parts)})')
     return split, desc.parts[split]
 
 
@@ -110,5 +114,5 @@ def check_scenario(scenario, parts, sim_only, desc_nodes) -> None:
     foreign = sorted(n for n in touched for spec in desc_nodes
                      if spec.name == n and part_of(spec, parts, sim_only) != home)
     if foreign:
-        raise BringupError(f'scenario {scenario.name} sets values of {foreign}, outside the part {home} '
+        raise PartsError(f'scenario {scenario.name} sets values of {foreign}, outside the part {home} '
                            'that holds the supervisor (a scenario is given to that part only)')

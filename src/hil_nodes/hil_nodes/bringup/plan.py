@@ -274,12 +274,15 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     if hardware and lockstep:
         raise BringupError('lockstep needs the mock hardware: a real robot does not wait for frames')
     desc, scenario = _load(system, scenario)
-    split, parts = hosts.split_of(desc, split)
+    sim_only = {n.name for n in desc.nodes if n.sim_only}
+    try:
+        split, parts = hosts.split_of(desc, split)
+        hosts.check_scenario(scenario, parts, sim_only, desc.nodes)
+    except hosts.PartsError as exc:
+        raise BringupError(str(exc)) from None
     if part and part not in parts:
         raise BringupError(f'unknown part {part!r} of {desc.name}' + (f' (split {split}: parts {", ".join(parts)})'
                                                                         if parts else ' (it names no parts)'))
-    sim_only = {n.name for n in desc.nodes if n.sim_only}
-    hosts.check_scenario(scenario, parts, sim_only, desc.nodes)
     home = hosts.supervisor_part(parts)
     given = [n for n, v in (('record', record), ('duration', duration), ('scenario', scenario)) if v]
     if part and part != home and given:

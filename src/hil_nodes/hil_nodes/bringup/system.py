@@ -214,8 +214,11 @@ def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDe
     if hardware is not None and (set(hardware.parameters) | set(hardware.remappings)) - seen:
         raise BringupError(f'{path.name}: hardware parameters or remappings for unknown node(s) '
                            f'{sorted((set(hardware.parameters) | set(hardware.remappings)) - seen)}')
-    from hil_nodes.bringup.parts import parse_parts     # (its rules live with the parts)
-    parts = parse_parts(data.get('parts'), f'{path.name}: parts', nodes)
+    from hil_nodes.bringup.parts import PartsError, parse_parts     # (its rules live with the parts)
+    try:
+        parts = parse_parts(data.get('parts'), f'{path.name}: parts', nodes)
+    except PartsError as exc:
+        raise BringupError(str(exc)) from None
     return SystemDescription(name=str(data.get('system', path.stem)),
                              description=str(data.get('description', '')), nodes=tuple(nodes), path=path,
                              record_topics=tuple(record), record_checkpoint_after=str(after),

@@ -8,9 +8,11 @@ holding it starts its nodes and drives the run), follows the run and ends:
   unconfigured (or finalized) after it had been active, or the supervisor said ``lifecycle:
   down``. Exit 0 when the run it saw ended in IDLE without a FAULT and the drives here never
   acted without a command, 1 otherwise;
-- when the supervisor has been gone for its liveness limit (the drives' ``supervisor_timeout``,
-  the same limit at which their watchdog brakes on its own): it waits for the drives to be at
-  rest (their watchdog's stop), then stops its processes. Exit 1;
+- when, once a node of this part is active, the supervisor has been gone for its liveness limit
+  (the drives' ``supervisor_timeout``, the same limit at which their watchdog brakes on its
+  own): it waits for the drives to be at rest (their watchdog's stop), then stops its
+  processes. Exit 1. Before that (the supervisor's host configuring, compiling its kernels) a
+  silence is judged at ``--part-timeout``;
 - when the supervisor never came within ``--part-timeout`` (default 120 wall s). Exit 2.
 
 A node process of this part that ends is reported to the supervisor (/hil/process_exit), whose

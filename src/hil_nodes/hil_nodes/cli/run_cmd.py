@@ -31,7 +31,7 @@ from hil_nodes.cli.run_meter import RunMeter, rt_applied
 from hil_nodes.runtime.process_exit import describe_exit
 from hil_nodes.bringup.plan import HMI, bringup_plan, hmi_commands, process_commands, write_overrides
 from hil_nodes.bringup.system import BringupError, apply_scenario, load_scenario, load_system
-from hil_nodes.bringup.parts import split_of, supervisor_part
+from hil_nodes.bringup.parts import PartsError, split_of, supervisor_part
 from hil_nodes.cli.discovery import discovery_line, dds_env
 from hil_nodes.cli.part_run import run_part
 
@@ -115,7 +115,10 @@ def plan_for(args):
 
 def _apart(args, desc) -> bool:
     """Whether ``args`` start a part without the supervisor."""
-    return bool(args.part) and supervisor_part(split_of(desc, args.split)[1]) != args.part
+    try:
+        return bool(args.part) and supervisor_part(split_of(desc, args.split)[1]) != args.part
+    except PartsError as exc:
+        raise BringupError(str(exc)) from None
 
 
 def run(args) -> int:
