@@ -11,6 +11,7 @@ Also, on this machine only: the supervisor's wait for a part that never starts n
 and their part, and a part without the supervisor ends on its own once the supervisor is gone,
 after its drives braked."""
 import os
+import re
 import signal
 import subprocess
 import time
@@ -92,6 +93,14 @@ def test_hexafloat_split_over_two_emulated_hosts(hosts, tmp_path, one_host_run):
     assert chain['discovery'].startswith(expected) and hw['discovery'].startswith(expected)
     if hosts.discovery == 'peers':
         assert chain['discovery'].endswith(hosts.addr['a']) and hw['discovery'].endswith(hosts.addr['b'])
+    # clocks measured at start: the emulated hosts share one kernel clock, so the true offset is 0
+    # and a sample is off by at most half its round trip (hil_core.supervision.clock_offset)
+    for summary, other in ((chain, 'hardware'), (hw, 'chain')):
+        found = re.fullmatch(rf'{other}: offset ([-+][0-9.]+) ms, rtt ([0-9.]+) ms \(median of 9; offsets within '
+                             r'([0-9.]+) ms, rtt at most ([0-9.]+) ms\)', summary['clocks'])
+        assert found, summary['clocks']
+        offset, rtt, _, rtt_max = map(float, found.groups())
+        assert 0 < rtt <= rtt_max and abs(offset) <= rtt_max / 2 + 0.001, summary['clocks']   # (+ the print's rounding)
     # the chain's bag: the platform moved, the run ended done and at home
     bag = chain['bag']
     modes = [m.data for _, _, m in read_messages(bag, ['/hil/mode'])]

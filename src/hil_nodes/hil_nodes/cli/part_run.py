@@ -31,6 +31,7 @@ from hil_core.supervision.modes import HilMode
 from hil_nodes import topics
 from hil_nodes.bringup.parts import supervisor_part
 from hil_nodes.cli.discovery import discovery_line
+from hil_nodes.cli.part_clock import PartClock
 from hil_nodes.cli.processes import ProcessGroup, clean_dead_shm
 from hil_nodes.cli.run_client import RunClient
 from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
@@ -93,7 +94,7 @@ def run_part(args, system, plan, commands, env, domain, run_dir, overrides) -> i
     wait = args.part_timeout if args.part_timeout is not None else WAIT_DEFAULT
     limit = liveness_limit(plan)
     group = ProcessGroup(run_dir / 'logs', env)
-    client = None
+    client = clock = None
     wall0 = time.monotonic()
     outcome, reason, supervisor = 'error', '', 'never heard'
     try:
@@ -102,6 +103,7 @@ def run_part(args, system, plan, commands, env, domain, run_dir, overrides) -> i
         client = RunClient(domain)       # after the forks (see `hil run`)
         exits = ExitWatch(client.node, commands)
         watch = PartWatch(client, [s.name for s in plan.hil_nodes if s.managed])
+        clock = PartClock(client.node, plan.part, [p for p in plan.parts if p != plan.part])
         if not args.quiet:
             print(f'[hil] part {plan.part}: waiting for the supervisor (part {home})', file=sys.stderr, flush=True)
         next_progress = time.monotonic() + 2.0
@@ -148,6 +150,7 @@ def run_part(args, system, plan, commands, env, domain, run_dir, overrides) -> i
         killed = group.stop()
         summary = _summary(system, plan, client, outcome, reason, supervisor, domain, env, wall0, run_dir, killed,
                            exited)
+        summary['clocks'] = clock.summary() if clock is not None else 'not measured'
         if client is not None:
             client.close()
         clean_dead_shm(group.log_dir / 'shm_cleanup.log', own=own_shm)

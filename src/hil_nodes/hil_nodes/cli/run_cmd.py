@@ -33,6 +33,7 @@ from hil_nodes.bringup.plan import HMI, bringup_plan, hmi_commands, process_comm
 from hil_nodes.bringup.system import BringupError, apply_scenario, load_scenario, load_system
 from hil_nodes.bringup.parts import PartsError, split_of, supervisor_part
 from hil_nodes.cli.discovery import discovery_line, dds_env
+from hil_nodes.cli.part_clock import PartClock
 from hil_nodes.cli.part_run import run_part
 
 
@@ -147,7 +148,7 @@ def run(args) -> int:
                   file=sys.stderr)
             return 2
     group = ProcessGroup(run_dir / 'logs', env)
-    client = meter = None
+    client = meter = clock = None
     wall0 = time.monotonic()
     outcome, run_fault, hmi_url, hmi_exit = 'error', '', '', {}
     try:  # from the first process on: whatever happens, every process is stopped below
@@ -162,6 +163,8 @@ def run(args) -> int:
         # for good that way when the client came first). A client that matches the graph late
         # gets no CPU figure (RunMeter says so) rather than a wrong one.
         client = RunClient(domain)
+        if plan.part:      # the other hosts' clocks: offset and round trip (docs/lab.md)
+            clock = PartClock(client.node, plan.part, [p for p in plan.parts if p != plan.part])
         meter = RunMeter({name: proc.pid for name, proc in group.procs.items()}, apart=(HMI,))
         exits = ExitWatch(client.node, commands)     # the graph's processes: the HMI is none of them
         outcome, run_fault = _follow(client, group, args, meter, exits, _frame_period(specs, overrides), hmi_exit)
@@ -186,7 +189,8 @@ def run(args) -> int:
         killed = group.stop()
         summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed, run_fault)
         if plan.part:
-            summary.update(part=plan.part, split=plan.split, discovery=discovery_line(env))
+            summary.update(part=plan.part, split=plan.split, discovery=discovery_line(env),
+                           clocks=clock.summary() if clock is not None else 'not measured')
         if plan.hmi is not None:
             summary['hmi'] = _hmi_summary(hmi_url, hmi_exit)
         if client is not None and meter is not None:
