@@ -108,6 +108,7 @@ def test_hardware_mode_puts_the_lab_side_on_the_drives_host():
     ({'part': 'hardware', 'record': '/tmp/x'}, 'record: given to the part that holds the supervisor (chain), '
                                                'not to hardware'),
     ({'part': 'hardware', 'duration': 3.0}, 'duration: given to the part that holds the supervisor (chain)'),
+    ({'part': 'hardware', 'hmi': True}, 'hmi: given to the part that holds the supervisor (chain)'),
     ({'peers': 'a b'}, "peers 'a b'"),
 ])
 def test_refusals_say_why(kwargs, words):
@@ -125,6 +126,10 @@ def test_a_scenario_may_not_set_values_of_another_parts_nodes():
     assert "scenario drives sets values of ['mock_hexapod'], outside the part chain" in str(exc.value)
     ok = dataclasses.replace(scenario, parameters={'planner': {'a_max': 1.0}})
     assert bringup_plan(desc, ok, part='chain').processes
+    assert bringup_plan(desc, scenario).processes          # the whole graph on one host: any scenario
+    with pytest.raises(BringupError, match="scenario slow_node sets values of"):   # a shipped one
+        bringup_plan('hexafloat_scripted', 'slow_node', part='chain')
+    assert bringup_plan('hexafloat_scripted', 'slow_node').processes
 
 
 @pytest.mark.parametrize('parts, words', [

@@ -11,6 +11,7 @@ Also, on this machine only: the supervisor's wait for a part that never starts n
 and their part, and a part without the supervisor ends on its own once the supervisor is gone,
 after its drives braked."""
 import os
+import pathlib
 import re
 import signal
 import subprocess
@@ -18,6 +19,7 @@ import time
 
 import numpy as np
 import pytest
+import yaml
 from conftest import next_domain_id
 from hilrun import hil_run, joint_state_payloads, processes_on_domain, run_end_stamp
 from netns_hosts import TwoHosts, hil_argv, summary_of, unavailable
@@ -111,6 +113,9 @@ def test_hexafloat_split_over_two_emulated_hosts(hosts, tmp_path, one_host_run):
     end = run_end_stamp(bag)                                  # home_reached: the run is done
     at_end = [s for s in states if s[0] <= end][-1]
     assert np.abs(at_end[2]).max() < 1e-6                      # back home (0 at the home pose)
+    # the run's manifest holds every part's values (hil report recomputes the ideal motion from them)
+    drives = yaml.safe_load((pathlib.Path(bag) / 'hil_run.yaml').read_text())['parameters']['mock_hexapod']
+    assert drives['use_sim_time'] is False and drives['frame_period'] == 0.0025 and drives['seed'] == 3
     # lockstep across hosts: the same run as on one host, joint state for joint state
     one_end = run_end_stamp(one_host_run['bag'])
     reference = [s for s in joint_state_payloads(one_host_run['bag']) if s[0] <= one_end]

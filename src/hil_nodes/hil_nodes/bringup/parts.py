@@ -105,8 +105,8 @@ def remote_nodes(processes, parts, sim_only, part: str) -> list[str]:
 
 
 def check_scenario(scenario, parts, sim_only, desc_nodes) -> None:
-    """A scenario is given to the supervisor's part only: it may not set values of another
-    part's nodes (they would never get them)."""
+    """A scenario is given to the supervisor's part only: started as one part, it may not set
+    values of another part's nodes (they would never get them)."""
     if scenario is None or not parts:
         return
     home = supervisor_part(parts)

@@ -277,14 +277,15 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     sim_only = {n.name for n in desc.nodes if n.sim_only}
     try:
         split, parts = hosts.split_of(desc, split)
-        hosts.check_scenario(scenario, parts, sim_only, desc.nodes)
+        if part:     # the whole graph on one host takes any scenario
+            hosts.check_scenario(scenario, parts, sim_only, desc.nodes)
     except hosts.PartsError as exc:
         raise BringupError(str(exc)) from None
     if part and part not in parts:
         raise BringupError(f'unknown part {part!r} of {desc.name}' + (f' (split {split}: parts {", ".join(parts)})'
                                                                         if parts else ' (it names no parts)'))
     home = hosts.supervisor_part(parts)
-    given = [n for n, v in (('record', record), ('duration', duration), ('scenario', scenario)) if v]
+    given = [n for n, v in (('record', record), ('duration', duration), ('scenario', scenario), ('hmi', hmi)) if v]
     if part and part != home and given:
         raise BringupError(f'{", ".join(given)}: given to the part that holds the supervisor ({home}), not to {part}')
     root = repo_root()

@@ -105,8 +105,8 @@ def plan_for(args):
     if args.duration is None and not _apart(args, raw):
         args.duration = scenario.duration if scenario is not None and scenario.duration else 10.0
     plan = bringup_plan(raw, scenario, split=args.split, part=args.part, peers=args.peers,
-                        nodes_timeout=args.part_timeout, mode='mock', lockstep=args.lockstep, record=args.record, rt=args.rt,
-                        time_scale=args.time_scale, duration=args.duration, seed=args.seed,
+                        nodes_timeout=args.part_timeout, mode='mock', lockstep=args.lockstep, record=args.record,
+                        rt=args.rt,                        time_scale=args.time_scale, duration=args.duration, seed=args.seed,
                         rt_priority=args.rt_priority, rt_cpus=args.rt_cpus,
                         # one process: FIFO; one per node: round robin (FIFO peers never preempt)
                         rt_policy='rr' if args.isolated else 'fifo', hmi=args.hmi, hmi_port=args.hmi_port,
@@ -203,8 +203,11 @@ def run(args) -> int:
         clean_dead_shm(group.log_dir / 'shm_cleanup.log', own=own_shm)
     if bag_path is not None and bag_path.exists():
         # The run manifest next to the bag: what `hil report` needs to recompute the ideal motion.
-        # every part's nodes: the report recomputes the ideal motion from the model's values
-        parameters = effective_parameters(specs + [s for s in plan.others if s.kind == 'hil'], overrides)
+        # every part's nodes, with the plan's values: the report recomputes the ideal motion from the
+        # model's, which may run on another host
+        whole = dataclasses.replace(plan, processes=plan.processes + plan.others)
+        parameters = effective_parameters(whole.hil_nodes, write_overrides(whole, run_dir / 'all_parts_params.yaml')
+                                          if plan.others else overrides)
         rows, _ = run_accounting(bag_path, parameters, client.diag if client is not None else {})
         summary.update(accounting_summary(rows))
         manifest = {'summary': summary, 'scenario': args.scenario or '', 'parameters': parameters}
