@@ -324,8 +324,10 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
                      run_duration=float(duration or 0.0))
             if monitored:   # an empty list has no type in a params file
                 p['monitored_nodes'] = monitored
-            remote = hosts.remote_nodes(nodes, parts, sim_only, hosts.supervisor_part(parts)) if parts else []
-            if remote:      # named in its wait for them
+            # started as a part: the other parts' nodes, named in its wait for them (the whole graph
+            # on one host starts every node itself and configures them as they come)
+            remote = hosts.remote_nodes(nodes, parts, sim_only, hosts.supervisor_part(parts)) if part else []
+            if remote:
                 p['node_parts'] = remote
             if nodes_timeout is not None:
                 p['nodes_timeout'] = float(nodes_timeout)
