@@ -41,6 +41,8 @@ HIL_ESTOP = 'hil/estop'                            # std_srvs/Trigger
 HIL_SHUTDOWN = 'hil/shutdown'                      # std_srvs/Trigger: deactivate + clean up managed nodes in reverse order
 HIL_PROCESS_EXIT = 'hil/process_exit'              # diagnostic_msgs/DiagnosticArray from the launcher: one status per node whose
                                                    # process ended (name = node, hardware_id = process, message = how)
+HIL_CLOCK_PING = 'hil/clock_ping'                  # sensor_msgs/TimeReference between the parts' launchers (hosts): the
+HIL_CLOCK_PONG = 'hil/clock_pong'                  # clock offset and round trip of each host (cli/part_clock.py)
 
 # --- scenario 1: Hexafloat ---------------------------------------------------------------
 MOCK_FT_WRENCH = 'mock_ft/wrench'                  # geometry_msgs/WrenchStamped: load profile of the mock sensor (counts-free, N / N m)

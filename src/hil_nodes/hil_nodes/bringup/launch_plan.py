@@ -65,6 +65,12 @@ LAUNCH_ARGUMENTS: tuple[tuple[str, str, str, list[str] | None], ...] = (
     ('layout', 'one_process', 'one_process: every hil node in one process (hil_nodes container, as `hil run`: '
      'the layout that holds real time on a small PC, README "Real time"); isolated: one process per node '
      '(as `hil run --isolated`)', ['one_process', 'isolated']),
+    # hosts (docs/lab.md "Two or three hosts"): one part per host, the same domain id on each
+    ('part', '', "only this part of the system's split (bringup/parts.py; `hil plan` lists them); empty: every "
+     'part. The part holding the supervisor takes scenario, duration and record', None),
+    ('split', '', "which split of the system file's parts; empty: its first", None),
+    ('peers', '', 'comma-separated addresses of the other hosts: ROS_STATIC_PEERS of every process (discovery '
+     'by unicast, for networks without multicast); empty: as the environment says', None),
     ('hmi', 'false', "also start the operator's web HMI (docs/hmi.md), a process of its own in every layout "
      'that prints its address (hmi: http://HOST:PORT) first', ['true', 'false']),
     ('hmi_port', '8080', 'TCP port of the HMI page with hmi:=true (0: any free port, printed)', None),
@@ -99,6 +105,7 @@ def plan_kwargs(values: dict[str, str]) -> dict[str, Any]:
                     netft_address=v['netft_address'], robot_address=v['robot_address'],
                     robot_port=v['robot_port'], hmi=_bool('hmi', v['hmi']), hmi_port=int(v['hmi_port']),
                     hmi_host=v['hmi_host'], hmi_token=v['hmi_token'], namespace=v['namespace'],
+                    part=v['part'], split=v['split'], peers=v['peers'],
                     # as `hil run`: equal-priority FIFO processes never preempt each other
                     rt_policy='fifo' if wants_layout(v) == 'one_process' else 'rr')
     except ValueError as exc:

@@ -46,6 +46,7 @@ from typing import Any
 import yaml
 
 from hil_nodes import topics
+from hil_nodes.bringup import parts as hosts
 from hil_nodes.runtime import rt_setup
 from hil_nodes.bringup.system import (BringupError, NodeSpec, Scenario, SystemDescription, apply_scenario,
                                       container_ros_args, load_scenario, load_system, namespaced_params_file,
@@ -74,6 +75,12 @@ class BringupPlan:
     # controllers', under their full node names), written by the launch file
     lab_parameters: dict[str, Any] = field(default_factory=dict, compare=False)
     description: SystemDescription | None = field(default=None, compare=False, repr=False)
+    # hosts (bringup/parts.py): the split used, the part this plan starts ('' = all of them), each
+    # part's processes by name (of the whole plan), and the processes of the other parts
+    split: str = ''
+    part: str = ''
+    parts: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    others: tuple[NodeSpec, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def hil_nodes(self) -> list[NodeSpec]:
@@ -259,7 +266,8 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
                  rt_cpus: str = '',
                  rt_policy: str = 'rr', stamp: datetime.datetime | None = None, hmi: bool = False,
                  hmi_port: int = 8080, hmi_host: str = '127.0.0.1', hmi_token: str = '',
-                 namespace: str = '') -> BringupPlan:
+                 namespace: str = '', split: str = '', part: str = '', peers: str = '',
+                 nodes_timeout: float | None = None) -> BringupPlan:
     """The processes of one run of ``system`` (see the module docstring).
 
     lockstep: None = the mode's default (mock: true, hardware: false). record: a directory (the
@@ -276,6 +284,10 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     never preempt each other. hmi: also start the operator's web HMI, a process of its own first
     (``hmi_spec``: served on hmi_host:hmi_port, 0 = any free port; beyond localhost it needs
     hmi_token), with the system's URDF. namespace: the graph's ('' = the root; module docstring).
+    split, part: the processes of one part of the split (bringup/parts.py; '' = the first split,
+    every part); every part plans the whole graph. peers: comma-separated addresses,
+    ROS_STATIC_PEERS of every process (discovery without multicast, docs/lab.md). nodes_timeout:
+    the supervisor's wait for the nodes of every part (wall s; None: its file's value).
     """
     if mode not in MODES:
         raise BringupError(f"mode must be one of {MODES}, not {mode!r}")
@@ -285,7 +297,21 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
     if hardware and lockstep:
         raise BringupError('lockstep needs the mock hardware: a real robot does not wait for frames')
     ns = graph_namespace(namespace)
-    desc, _ = _load(system, scenario)
+    desc, scenario = _load(system, scenario)
+    sim_only = {n.name for n in desc.nodes if n.sim_only}
+    try:
+        split, parts = hosts.split_of(desc, split)
+        if part:     # the whole graph on one host takes any scenario
+            hosts.check_scenario(scenario, parts, sim_only, desc.nodes)
+    except hosts.PartsError as exc:
+        raise BringupError(str(exc)) from None
+    if part and part not in parts:
+        raise BringupError(f'unknown part {part!r} of {desc.name}' + (f' (split {split}: parts {", ".join(parts)})'
+                                                                        if parts else ' (it names no parts)'))
+    home = hosts.supervisor_part(parts)
+    given = [n for n, v in (('record', record), ('duration', duration), ('scenario', scenario), ('hmi', hmi)) if v]
+    if part and part != home and given:
+        raise BringupError(f'{", ".join(given)}: given to the part that holds the supervisor ({home}), not to {part}')
     root = repo_root()
     bag_path = bag_path_for(record, desc.name, seed, stamp) if record else None
     lab, lab_params = _lab_processes(desc, robot_address, str(robot_port or ''), ns) if hardware else ([], {})
@@ -324,10 +350,19 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
                      run_duration=float(duration or 0.0))
             if monitored:   # an empty list has no type in a params file
                 p['monitored_nodes'] = monitored
+            # started as a part: the other parts' nodes, named in its wait for them (the whole graph
+            # on one host starts every node itself and configures them as they come)
+            remote = hosts.remote_nodes(nodes, parts, sim_only, hosts.supervisor_part(parts)) if part else []
+            if remote:
+                p['node_parts'] = remote
+            if nodes_timeout is not None:
+                p['nodes_timeout'] = float(nodes_timeout)
         if spec is RECORDER:
             p.update(bag_path=str(bag_path), topics=[lab_topic.get(t, t) for t in desc.record_topics],
                      checkpoint_after=lab_topic.get(desc.record_checkpoint_after, desc.record_checkpoint_after))
         env = rt_setup.ranked_env(rt_env, spec.rt_rank) if rt else {}
+        if peers:
+            env['ROS_STATIC_PEERS'] = static_peers(peers)
         remappings = {**clock, **spec.remappings, **hw_remap.get(spec.name, {})}
         planned.append(replace(spec, parameters=p, env=env, remappings=remappings, namespace=ns))
     first = []
@@ -336,11 +371,19 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
             raise BringupError(f'hmi: {desc.name} has a node named {HMI!r} already')
         first = [replace(hmi_spec(desc, hardware, hmi_port, hmi_host, hmi_token), namespace=ns,
                          remappings=dict(clock))]
+    if peers:
+        first = [replace(s, env={**s.env, 'ROS_STATIC_PEERS': static_peers(peers)}) for s in first]
+        lab = [replace(s, env={**s.env, 'ROS_STATIC_PEERS': static_peers(peers)}) for s in lab]
     rviz = root / 'config' / 'rviz' / f'{desc.name}.rviz'
-    return BringupPlan(system=desc.name, mode=mode, lockstep=lockstep, rt=rt, processes=tuple(first + lab + planned),
+    processes = tuple(first + lab + planned)
+    where = {s.name: hosts.part_of(s, parts, sim_only) for s in processes} if parts else {}
+    return BringupPlan(system=desc.name, mode=mode, lockstep=lockstep, rt=rt,
+                       processes=tuple(s for s in processes if not part or where[s.name] == part),
                        clock_owner=owner, managed=managed, bag_path=bag_path, record_topics=desc.record_topics,
                        rviz_config=str(rviz) if rviz.is_file() else '', namespace=ns, lab_parameters=lab_params,
-                       description=desc)
+                       description=desc, split=split, part=part,
+                       parts={p: tuple(n for n, w in where.items() if w == p) for p in parts},
+                       others=tuple(s for s in processes if part and where[s.name] != part))
 
 
 _TOKEN = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
@@ -371,6 +414,16 @@ def namespaced_files(plan: BringupPlan, directory: pathlib.Path) -> BringupPlan:
     processes = tuple(replace(s, params=tuple(copies[p] for p in s.params)) if s.kind in ('hil', 'hmi') else s
                       for s in plan.processes)
     return replace(plan, processes=processes)
+
+
+
+def static_peers(peers: str) -> str:
+    """ROS_STATIC_PEERS (';'-separated, as rcl reads it) of a comma-separated address list."""
+    out = [a.strip() for a in peers.replace(';', ',').split(',') if a.strip()]
+    bad = [a for a in out if not re.fullmatch(r'[A-Za-z0-9.:\-\[\]/]+', a)]
+    if not out or bad:
+        raise BringupError(f'peers {peers!r}: comma-separated host names or addresses' + (f' ({bad})' if bad else ''))
+    return ';'.join(out)
 
 
 # ---- the `hil run` translation ------------------------------------------------------------------

@@ -132,6 +132,8 @@ class SystemDescription:
     record_checkpoint_after: str = ''
     summary: tuple[str, ...] = ()      # 'node/key' diagnostics values added to the `hil run` summary
     hardware: HardwareSpec | None = None   # what `mode:=hardware` starts instead of the sim_only nodes
+    # hosts (bringup/parts.py): split name -> part name -> its nodes; the first split is the default
+    parts: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
     def select(self, use_mock: bool = True, extra: tuple[NodeSpec, ...] = ()) -> list[NodeSpec]:
         """Nodes to start: sim-only nodes only with the mock hardware."""
@@ -215,10 +217,15 @@ def load_system(name_or_path: str, root: pathlib.Path | None = None) -> SystemDe
     if hardware is not None and (set(hardware.parameters) | set(hardware.remappings)) - seen:
         raise BringupError(f'{path.name}: hardware parameters or remappings for unknown node(s) '
                            f'{sorted((set(hardware.parameters) | set(hardware.remappings)) - seen)}')
+    from hil_nodes.bringup.parts import PartsError, parse_parts     # (its rules live with the parts)
+    try:
+        parts = parse_parts(data.get('parts'), f'{path.name}: parts', nodes)
+    except PartsError as exc:
+        raise BringupError(str(exc)) from None
     return SystemDescription(name=str(data.get('system', path.stem)),
                              description=str(data.get('description', '')), nodes=tuple(nodes), path=path,
                              record_topics=tuple(record), record_checkpoint_after=str(after),
-                             summary=tuple(summary), hardware=hardware)
+                             summary=tuple(summary), hardware=hardware, parts=parts)
 
 
 def node_ros_args(spec: NodeSpec, overrides_file: pathlib.Path | None = None) -> list[str]:

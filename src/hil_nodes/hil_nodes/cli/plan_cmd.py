@@ -2,7 +2,7 @@
 both execute, as YAML on stdout, without starting anything (what `ros2 launch --print` shows of
 a launch description).
 
-    hil plan <system> [--mode mock|hardware] [NAME:=VALUE ...]
+    hil plan <system> [--mode mock|hardware] [--part NAME] [--split NAME] [NAME:=VALUE ...]
 
 NAME:=VALUE are the launch file's arguments in its syntax (``launch_plan.LAUNCH_ARGUMENTS``:
 lockstep, record, rt, scenario, duration, time_scale, seed, netft_address, robot_address,
@@ -15,7 +15,9 @@ ros2_control_node's params file, which the launch file writes, as ``lab_paramete
 remappings, arguments, environment and what it starts after. With ``layout:=one_process`` (the
 default) the hil nodes run in one process, listed under ``container``. With ``hmi:=true`` the
 operator's web HMI is a process of its own (kind hmi, first), its host, port and URDF among its
-parameters (a control token shown as ``<hidden>``) and its address under ``hmi``.
+parameters (a control token shown as ``<hidden>``) and its address under ``hmi``. A system whose
+file names parts (docs/lab.md, "Two or three hosts") shows its ``split`` and every ``parts``
+entry (part: its processes); ``--part NAME`` (``part:=NAME``) lists that part's processes only.
 
 Exit 0 with the plan; 2 with the reason when the plan cannot be made (an unknown system, a
 refused argument, a URDF without what the mode needs).
@@ -37,8 +39,8 @@ from hil_nodes.bringup.system import BringupError
 def add_parser(sub) -> None:
     p = sub.add_parser('plan', help='print the bring-up plan of a system (processes, parameters, URDF) as YAML')
     p.add_argument('system', help='system name (config/systems/<name>.yaml) or a YAML path')
-    p.add_argument('arguments', nargs=argparse.REMAINDER, metavar='[--mode mock|hardware] NAME:=VALUE',
-                   help='the mode (default mock; also mode:=...) and launch arguments: '
+    p.add_argument('arguments', nargs=argparse.REMAINDER, metavar='[--mode mock|hardware] [--part P] NAME:=VALUE',
+                   help='the mode (default mock; also mode:=...), --part/--split (part:=, split:=) and launch arguments: '
                         + ', '.join(name for name, *_ in LAUNCH_ARGUMENTS))
     p.set_defaults(func=run)
 
@@ -49,6 +51,13 @@ def launch_values(system: str, arguments: list[str]) -> dict[str, str]:
     tokens = list(arguments)
     while tokens:
         token = tokens.pop(0)
+        flag = next((f for f in ('--part', '--split') if token == f or token.startswith(f + '=')), '')
+        if flag:     # `hil run`'s spelling of part:= and split:=
+            value = token.partition('=')[2] if '=' in token else (tokens.pop(0) if tokens else '')
+            if not value:
+                raise BringupError(f'{flag} needs a name')
+            values[flag[2:]] = value
+            continue
         if token == '--mode' or token.startswith('--mode='):
             mode = token.partition('=')[2] if '=' in token else (tokens.pop(0) if tokens else '')
             if mode not in MODES:
@@ -86,6 +95,8 @@ def plan_document(values: dict[str, str]) -> dict[str, Any]:
     doc = {'system': plan.system, 'mode': plan.mode, 'namespace': plan.namespace or '/', 'lockstep': plan.lockstep,
            'layout': layout,
            'clock_owner': plan.clock_owner or None, 'bag': str(plan.bag_path) if plan.bag_path else None}
+    if plan.parts:   # every part of the split, whichever this plan starts (docs/lab.md)
+        doc.update(split=plan.split, part=plan.part or None, parts={p: list(n) for p, n in plan.parts.items()})
     if layout == 'one_process':
         doc['container'] = [s.name for s in plan.hil_nodes]
     if plan.hmi is not None:

@@ -33,6 +33,10 @@ from hil_nodes import topics
 from hil_nodes.bringup.plan import (HMI, bringup_plan, hmi_commands, namespaced_files, process_commands,
                                    write_overrides)
 from hil_nodes.bringup.system import BringupError, apply_scenario, load_scenario, load_system
+from hil_nodes.bringup.parts import PartsError, split_of, supervisor_part
+from hil_nodes.cli.discovery import discovery_line, dds_env
+from hil_nodes.cli.part_clock import PartClock
+from hil_nodes.cli.part_run import run_part
 
 
 def add_parser(sub) -> None:
@@ -58,6 +62,15 @@ def add_parser(sub) -> None:
                    help="push the whole graph under this namespace, e.g. /rig_a: every topic, service and the "
                         "clock move with it, so two rigs can share a DDS domain (default: the root)")
     p.add_argument('--network', action='store_true', help='let DDS discovery leave this machine (lab use)')
+    # hosts (docs/lab.md "Two or three hosts"): one part of the graph per host, same domain id
+    p.add_argument('--peers', metavar='ADDR,...', default='', help='discover the other hosts by unicast at these '
+                   'addresses (ROS_STATIC_PEERS; for networks without multicast)')
+    p.add_argument('--part', default='', help="start only this part of the system's split (hil plan shows them); "
+                   'the part holding the supervisor takes --scenario, --duration and --record')
+    p.add_argument('--split', default='', help="which split of the system file's parts (default: its first)")
+    p.add_argument('--part-timeout', type=float, default=None, metavar='S',
+                   help="wall s to wait for the other parts: the supervisor's for their nodes (default its "
+                        "nodes_timeout, 120), a part without it for the supervisor's heartbeat (default 120)")
     p.add_argument('--stall-timeout', type=float, default=30.0, help='wall seconds without sim progress before giving up')
     p.add_argument('--quiet', action='store_true', help='no progress lines')
     p.add_argument('--rt', action='store_true',
@@ -92,18 +105,27 @@ def plan_for(args):
     """(system, plan) of `hil run`'s arguments: the same plan as `ros2 launch hil_nodes
     hil.launch.py` (recorder first: it records from t_0). Fills ``args.duration`` in (the
     scenario's, else 10 s). BringupError when it cannot be made."""
-    system = load_system(args.system)
-    scenario = load_scenario(system, args.scenario) if args.scenario else None
-    system = apply_scenario(system, scenario)
-    if args.duration is None:
+    raw = load_system(args.system)
+    scenario = load_scenario(raw, args.scenario) if args.scenario else None
+    system = apply_scenario(raw, scenario)
+    if args.duration is None and not _apart(args, raw):
         args.duration = scenario.duration if scenario is not None and scenario.duration else 10.0
-    plan = bringup_plan(system, mode='mock', lockstep=args.lockstep, record=args.record, rt=args.rt,
-                        time_scale=args.time_scale, duration=args.duration, seed=args.seed,
+    plan = bringup_plan(raw, scenario, split=args.split, part=args.part, peers=args.peers,
+                        nodes_timeout=args.part_timeout, mode='mock', lockstep=args.lockstep, record=args.record,
+                        rt=args.rt, time_scale=args.time_scale, duration=args.duration, seed=args.seed,
                         rt_priority=args.rt_priority, rt_cpus=args.rt_cpus,
                         # one process: FIFO; one per node: round robin (FIFO peers never preempt)
                         rt_policy='rr' if args.isolated else 'fifo', hmi=args.hmi, hmi_port=args.hmi_port,
                         hmi_host=args.hmi_host, hmi_token=args.hmi_token, namespace=args.namespace)
     return system, plan
+
+
+def _apart(args, desc) -> bool:
+    """Whether ``args`` start a part without the supervisor."""
+    try:
+        return bool(args.part) and supervisor_part(split_of(desc, args.split)[1]) != args.part
+    except PartsError as exc:
+        raise BringupError(str(exc)) from None
 
 
 def run(args) -> int:
@@ -113,13 +135,7 @@ def run(args) -> int:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
     domain = args.domain_id if args.domain_id is not None else int(os.environ.get('ROS_DOMAIN_ID', '0'))
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1')
-    if args.network:
-        env.pop('ROS_AUTOMATIC_DISCOVERY_RANGE', None)
-        env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'SUBNET'
-    else:
-        env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE=env['ROS_AUTOMATIC_DISCOVERY_RANGE'])
+    env = dds_env(domain, args.network, args.peers)
     run_dir = pathlib.Path(tempfile.mkdtemp(prefix=f'hil_{system.name}_'))
     try:    # under a namespace, the parameter files keyed by node name: rewritten with it
         plan = namespaced_files(plan, run_dir / 'params')
@@ -133,6 +149,8 @@ def run(args) -> int:
     except BringupError as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
+    if plan.part and 'supervisor' not in {s.name for s in specs}:     # another host drives the run
+        return run_part(args, system, plan, commands, env, domain, run_dir, overrides)
     if plan.hmi is not None:
         from hil_nodes.hmi.address import port_problem
         problem = port_problem(args.hmi_host, args.hmi_port)
@@ -141,7 +159,7 @@ def run(args) -> int:
                   file=sys.stderr)
             return 2
     group = ProcessGroup(run_dir / 'logs', env)
-    client = meter = None
+    client = meter = clock = None
     wall0 = time.monotonic()
     outcome, run_fault, hmi_url, hmi_exit = 'error', '', '', {}
     try:  # from the first process on: whatever happens, every process is stopped below
@@ -156,6 +174,8 @@ def run(args) -> int:
         # for good that way when the client came first). A client that matches the graph late
         # gets no CPU figure (RunMeter says so) rather than a wrong one.
         client = RunClient(domain, plan.namespace)
+        if plan.part:      # the other hosts' clocks: offset and round trip (docs/lab.md)
+            clock = PartClock(client.node, plan.part, [p for p in plan.parts if p != plan.part])
         meter = RunMeter({name: proc.pid for name, proc in group.procs.items()}, apart=(HMI,))
         exits = ExitWatch(client.node, commands)     # the graph's processes: the HMI is none of them
         outcome, run_fault = _follow(client, group, args, meter, exits, _frame_period(specs, overrides), hmi_exit)
@@ -179,6 +199,9 @@ def run(args) -> int:
         own_shm = group.shm_units()
         killed = group.stop()
         summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed, run_fault)
+        if plan.part:
+            summary.update(part=plan.part, split=plan.split, discovery=discovery_line(env),
+                           clocks=clock.summary() if clock is not None else 'not measured')
         if plan.hmi is not None:
             summary['hmi'] = _hmi_summary(hmi_url, hmi_exit)
         if client is not None and meter is not None:
@@ -191,7 +214,11 @@ def run(args) -> int:
         clean_dead_shm(group.log_dir / 'shm_cleanup.log', own=own_shm)
     if bag_path is not None and bag_path.exists():
         # The run manifest next to the bag: what `hil report` needs to recompute the ideal motion.
-        parameters = effective_parameters(specs, overrides)
+        # every part's nodes, with the plan's values: the report recomputes the ideal motion from the
+        # model's, which may run on another host
+        whole = dataclasses.replace(plan, processes=plan.processes + plan.others)
+        parameters = effective_parameters(whole.hil_nodes, write_overrides(whole, run_dir / 'all_parts_params.yaml')
+                                          if plan.others else overrides)
         rows, _ = run_accounting(bag_path, parameters, client.diag if client is not None else {})
         summary.update(accounting_summary(rows))
         # the namespace: the bag's topics are under it (hil_nodes.recorder.bag.bag_namespace)

@@ -94,6 +94,11 @@ class LifecycleDriver:
                                         clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._timer.cancel()           # runs only while a sequence is in progress
 
+    def missing(self) -> list[str]:
+        """The nodes whose change_state or get_state service is not there (yet), in order."""
+        return [n for n, c in self._clients.items()
+                if not (c.service_is_ready() and self._state_clients[n].service_is_ready())]
+
     @property
     def busy(self) -> bool:
         return self._result is not None

@@ -37,6 +37,7 @@ from hil_nodes.runtime.local_beats import LOCAL_BEATS
 from hil_nodes.framework.lifecycle_driver import LifecycleDriver, SequenceResult
 from hil_nodes.runtime.runner import run
 from hil_nodes.supervisor.health import HealthWatch
+from hil_nodes.supervisor.node_wait import NodeWait, parse_node_parts
 from hil_nodes.supervisor.status import STATUS_TASK, run_status
 from hil_nodes.supervisor.params import PARAMS, health_config, load_parameters
 
@@ -114,12 +115,17 @@ class SupervisorNode(IntraProcessNode, Node):
         self.driver = LifecycleDriver(self, self.managed, self.p.service_timeout, self.p.transition_timeout,
                                       self._set_state, state_of=lambda n: self.states.get(n, 'unknown'))
         self._publish_mode()
+        self._wait: NodeWait | None = None
         if self.param_problems:
             self.lifecycle = 'bring_up_failed'
             self.bring_up_failure = 'invalid parameters: ' + '; '.join(self.param_problems)
             self._fault(self.bring_up_failure)
+        elif self.p.autostart and self.p.node_parts:    # the other parts' nodes there first (other hosts)
+            parts = parse_node_parts(self.p.node_parts)
+            self._wait = NodeWait(self, lambda: [n for n in self.driver.missing() if n in parts], parts,
+                                  self.p.nodes_timeout, self._bring_up, self._nodes_missing)
         elif self.p.autostart:
-            self.driver.start('bring-up', bring_up_plan(self.managed), self._on_bring_up_done)
+            self._bring_up()
         else:
             self.liveness.arm(self._sim_now(), self._wall_now())
             self.health.arm()
@@ -137,6 +143,14 @@ class SupervisorNode(IntraProcessNode, Node):
     # --- lifecycle management ---------------------------------------------------------------------
     def _set_state(self, node: str, label: str) -> None:
         self.states[node] = label
+
+    def _bring_up(self) -> None:
+        self.driver.start('bring-up', bring_up_plan(self.managed), self._on_bring_up_done)
+
+    def _nodes_missing(self, text: str) -> None:
+        self.lifecycle = 'bring_up_failed'
+        self.bring_up_failure = text
+        self._fault(f'bring-up failed: {text}')
 
     def _on_bring_up_done(self, result: SequenceResult) -> None:
         self.get_logger().info(result.summary())
@@ -160,6 +174,8 @@ class SupervisorNode(IntraProcessNode, Node):
             return response
         aborted = self.lifecycle == 'bringing_up'
         self.lifecycle = 'shutting_down'
+        if self._wait is not None:
+            self._wait.cancel()
         self.liveness.armed = False       # nodes going away now are not a fault
         self.health.disarm()
         # A bring-up still running stops after its transition in flight (if any): the
@@ -382,7 +398,9 @@ class SupervisorNode(IntraProcessNode, Node):
         level, message, values = run_status(
             self.machine, self.lifecycle, self.run_time_ns * 1e-9, self.frames, self.run_duration_reached,
             self.unknown_events, self._stall_reasons(), self.health, self.states,
-            self.liveness.ages(self._sim_now(), self._wall_now()), self.liveness.dead(), self.driver.current)
+            self.liveness.ages(self._sim_now(), self._wall_now()), self.liveness.dead(),
+            self.driver.current or (f'waiting for {self._wait.text}' if self._wait is not None and self._wait.text
+                                    else ''))
         self._diag_pub.publish(status_array(self.get_clock().now().to_msg(), level,
                                             status_name(self.get_name(), STATUS_TASK), message, NO_HARDWARE, values))
 

@@ -28,6 +28,11 @@ def _node_list(value) -> str | None:
     return None
 
 
+def _node_parts(value) -> str | None:
+    bad = [v for v in value if v.count(':') != 1 or not all(v.split(':'))]
+    return f'entries are NODE:PART, not {bad}' if bad else None
+
+
 _LOCKSTEP = next(p for p in HilLifecycleNode.COMMON_PARAMS if p.name == 'lockstep')
 _STATUS_PERIOD = next(p for p in HilLifecycleNode.COMMON_PARAMS if p.name == 'status_period')
 
@@ -36,6 +41,10 @@ PARAMS = (
           '(deactivated and cleaned up in reverse)', check=_node_list),
     Param('monitored_nodes', 'str[]', [], 'nodes whose heartbeat is watched but whose lifecycle is '
           'not driven', check=_node_list),
+    Param('node_parts', 'str[]', [], "NODE:PART of the nodes another part of the plan starts (another host, "
+          "docs/lab.md): named with their part while the bring-up waits for them", check=_node_parts),
+    Param('nodes_timeout', float, 120.0, 'bring-up first waits this long (wall s) for the lifecycle services of '
+          'the node_parts nodes, saying which it waits for; then FAULT naming them', range=(0.1, 3600.0)),
     Param('autostart', bool, True, 'bring the managed nodes up at start'),
     Param('autostart_run', bool, False, 'after an autostart bring-up, request START before the first frame'),
     _LOCKSTEP,

@@ -1,0 +1,31 @@
+"""DDS discovery of `hil run` (docs/lab.md, "Two or three hosts"): on this machine only
+(``ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST``, the default), on the subnet (``--network``:
+SUBNET, multicast), or with static peers (``--peers ADDR,...``: ``ROS_STATIC_PEERS``, unicast
+to those hosts, for networks without multicast; the range stays LOCALHOST, so nothing is sent
+by multicast). Every part of a run uses the same domain id."""
+from __future__ import annotations
+
+import os
+
+from hil_nodes.bringup.plan import static_peers
+
+
+def dds_env(domain: int, network: bool, peers: str) -> dict[str, str]:
+    """The environment of the run's processes; this process (its own DDS participant, the
+    run's client) takes the same discovery settings."""
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), PYTHONUNBUFFERED='1')
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'SUBNET' if network else 'LOCALHOST'
+    env.pop('ROS_STATIC_PEERS', None)
+    if peers:
+        env['ROS_STATIC_PEERS'] = static_peers(peers)
+    os.environ.update(ROS_AUTOMATIC_DISCOVERY_RANGE=env['ROS_AUTOMATIC_DISCOVERY_RANGE'])
+    os.environ.pop('ROS_STATIC_PEERS', None)
+    if peers:
+        os.environ['ROS_STATIC_PEERS'] = env['ROS_STATIC_PEERS']
+    return env
+
+
+def discovery_line(env: dict[str, str]) -> str:
+    """The summary's ``discovery``: range and peers."""
+    peers = env.get('ROS_STATIC_PEERS', '')
+    return env['ROS_AUTOMATIC_DISCOVERY_RANGE'] + (f', static peers {peers}' if peers else '')
