@@ -184,7 +184,8 @@ def run(args) -> int:
         # a dead supervisor has no status to wait for and no shutdown service to call: the
         # processes are stopped below either way
         alive = ['supervisor'] if exits.supervisor_alive else []
-        client.wait_fresh_diagnostics([s.name for s in specs if s.clock_owner] + alive)
+        # the drives' last status carries the frame counters, whichever host they run on
+        client.wait_fresh_diagnostics([s.name for s in specs + list(plan.others) if s.clock_owner] + alive)
         if exits.supervisor_alive:
             ok, message = client.call_trigger(topics.HIL_SHUTDOWN, timeout=30.0)
             if not ok:
