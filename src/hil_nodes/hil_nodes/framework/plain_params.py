@@ -48,3 +48,31 @@ def declare_plain(node, params, read_only: bool | None = None) -> tuple[dict, li
             problems.append(f"parameter '{p.name}': {exc}")
             values[p.name] = p.default
     return values, problems
+
+
+def run_plain(make, label: str, args=None, refused: tuple = (ParameterError,), started=None) -> int:
+    """Run one plain node in its own process (``python -m``, ``ros2 run``): rclpy up, ``make()``,
+    spin until Ctrl-C or SIGTERM, down. An exception of ``refused`` (a bad value, a busy port) is
+    said in one line, ``<label>: not started: ...``, without a trace: exit 2; else 0.
+    ``started(node)`` runs once the node is made (the HMI prints its address)."""
+    import sys
+    import rclpy
+    from rclpy.executors import ExternalShutdownException
+    rclpy.init(args=sys.argv if args is None else args)
+    node = None
+    try:
+        node = make()
+        if started is not None:
+            started(node)
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):   # Ctrl-C, or SIGTERM: the run that started it ended
+        pass
+    except refused as exc:
+        print(f'{label}: not started: {exc}', file=sys.stderr, flush=True)
+        return 2
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0

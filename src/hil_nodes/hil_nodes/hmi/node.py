@@ -27,14 +27,12 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.msg import ParameterType as PType
 from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import parameter_value_to_python
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -50,6 +48,7 @@ from hil_nodes.hmi import motion_commands
 from hil_nodes.hmi import space_target
 from hil_nodes.hmi.app import build_scene, initial_camera, start_server, url
 from hil_nodes.framework.param_table import ParameterError
+from hil_nodes.framework.plain_params import run_plain
 from hil_nodes.hmi.joystick import JoystickModel, JoystickPanel
 from hil_nodes.hmi.motion_panel import MotionPanel, command_problem
 from hil_nodes.hmi.panel import Panel
@@ -405,23 +404,9 @@ class HmiNode(Node):
 
 def main(args: list[str] | None = None, parameter_overrides=None) -> int:
     """Run the HMI on the DDS domain of the environment (python -m hil_nodes.hmi.node / hil hmi --live)."""
-    rclpy.init(args=sys.argv if args is None else args)
-    node = None
-    try:
-        node = HmiNode(parameter_overrides=parameter_overrides or [])
-        print(f'hmi: {node.url}', flush=True)
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):   # Ctrl-C, or SIGTERM: the run that started it ended
-        pass
-    except (ParameterError, OSError) as exc:   # a bad value or a busy port: said in one line, no trace
-        print(f'hmi: not started: {exc}', file=sys.stderr, flush=True)
-        return 2
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
-    return 0
+    # a bad value or a busy port: said in one line, no trace
+    return run_plain(lambda: HmiNode(parameter_overrides=parameter_overrides or []), 'hmi', args,
+                     refused=(ParameterError, OSError), started=lambda node: print(f'hmi: {node.url}', flush=True))
 
 
 if __name__ == '__main__':

@@ -15,14 +15,12 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import WrenchStamped
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import Joy
 
 from hil_nodes import topics
-from hil_nodes.framework.param_table import ParameterError
+from hil_nodes.framework.plain_params import run_plain
 from hil_nodes.joy_wrench.params import PARAMS, load_parameters
 
 __all__ = ['PARAMS', 'JoyWrenchNode', 'main']
@@ -62,22 +60,7 @@ class JoyWrenchNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=sys.argv if args is None else args)
-    node = None
-    try:
-        node = JoyWrenchNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ParameterError as exc:
-        print(f'joy_wrench: not started: {exc}', file=sys.stderr, flush=True)
-        return 2
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
-    return 0
+    return run_plain(JoyWrenchNode, 'joy_wrench', args)
 
 
 if __name__ == '__main__':
