@@ -72,8 +72,11 @@ class PartWatch:
     def active(self) -> bool:
         """Some node of this part was activated: from then on the supervisor's silence is judged
         at the liveness limit (before, it may be busy configuring its own nodes: compiling
-        kernels, importing; there is nothing to brake yet)."""
-        return any('active' in seen for seen in self.states.values())
+        kernels, importing; there is nothing to brake yet). The supervisor leaves IDLE only
+        after it activated every node: its latched mode tells so even when this part's
+        transition events went out before its subscription matched (they are volatile)."""
+        return any('active' in seen for seen in self.states.values()) or \
+            any(m != HilMode.IDLE for _, m in self.client.modes)
 
     def shut_down(self) -> bool:
         """The supervisor's shutdown reached this part."""
@@ -115,6 +118,9 @@ def run_part(args, system, plan, commands, env, domain, run_dir, overrides) -> i
                 supervisor = 'heard'
             if watch.shut_down():
                 supervisor = 'shut this part down'
+                # the supervisor's "lifecycle: down" can come before the drives' last status,
+                # which holds the run's frame and late-command counters
+                client.wait_deactivated([s.name for s in plan.hil_nodes if s.clock_owner])
                 modes = [m for _, m in client.modes]
                 outcome = 'done' if run_clean(modes) and not exits.deaths else 'fault'
                 if outcome == 'fault':

@@ -35,6 +35,9 @@ class RunClient:
         self.diag: dict[str, dict[str, str]] = {}
         self.diag_messages: dict[str, str] = {}
         self.diag_counts: dict[str, int] = {}
+        # nodes whose deactivation status was heard ("inactive", hil_nodes.framework.base): the
+        # statuses they sent before it, their final counters, were heard too (one writer, in order)
+        self.deactivated: set[str] = set()
         # (node, key) -> statuses that carried the key: a fresh progress value (hil_nodes.cli.run_meter)
         self.key_counts: dict[tuple[str, str], int] = {}
         self.node.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched(20))
@@ -62,6 +65,8 @@ class RunClient:
             if name == 'supervisor' and 'run_time' in values:
                 self._progress(float(values['run_time']))
             self.diag_messages[name] = st.message
+            if st.message == 'inactive':
+                self.deactivated.add(name)
             self.diag_counts[name] = self.diag_counts.get(name, 0) + 1
 
     def _progress(self, t: float) -> None:
@@ -97,6 +102,12 @@ class RunClient:
         before = {n: self.diag_counts.get(n, 0) for n in nodes}
         end = time.monotonic() + timeout
         while time.monotonic() < end and any(self.diag_counts.get(n, 0) <= c for n, c in before.items()):
+            self.spin_once(0.05)
+
+    def wait_deactivated(self, nodes: list[str], timeout: float = 3.0) -> None:
+        """Spin until each node's deactivation status came in (its counters are then final)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not self.deactivated.issuperset(nodes):
             self.spin_once(0.05)
 
     def progress(self, node: str, key: str) -> tuple[int, str] | None:
