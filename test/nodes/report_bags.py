@@ -29,7 +29,7 @@ from hil_core import hexaslide as hx
 from hil_core.admittance.ideal_response import ideal_response
 from hil_core.ft.filters import design_sos
 from hil_nodes.recorder.bag import CheckpointWriter, typestore
-from hil_nodes.cli.report_cmd import admittance_model
+from hil_nodes.report.analysis import admittance_model
 
 T = 0.0025
 SERVO = 0.000625

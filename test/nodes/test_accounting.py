@@ -93,7 +93,7 @@ def test_tally_counts_receive_gaps_in_the_bag_clock():
 def test_from_the_recorder_file_and_the_run_parameters_to_the_table():
     """The path `hil run` takes: accounting.yaml + designed rates + producers' counts -> rows."""
     from hil_core.accounting import topic_counts
-    from hil_nodes.report.chain import expected_rates
+    from hil_nodes.report.rates import expected_rates
     recorder_file = {'final': True, 'clock': 'sim', 'write_errors': 0, 'topics': {
         '/joint_states': {'received': 6001, 'written': 6001, 'largest_gap_s': 0.0025, 'first_s': 0.0, 'last_s': 15.0},
         '/ft_sensor/wrench': {'received': 1560, 'written': 1560, 'largest_gap_s': 0.02, 'first_s': 0.0, 'last_s': 15.0},

@@ -12,7 +12,7 @@ from hilrun import hil_run
 from hil_core.transparency.run_analysis import analyse_run
 from hil_core.ft.filters import design_sos, group_delay_s
 from hil_core.planner.config import Workspace
-from hil_nodes.cli.report_cmd import admittance_model
+from hil_nodes.report.analysis import admittance_model
 from hil_nodes.report.bagdata import load_run
 from hil_nodes.bringup.system import repo_root
 

@@ -91,7 +91,7 @@ def test_hexafloat_split_over_two_emulated_hosts(hosts, tmp_path, one_host_run):
     assert chain['modes'].split(' -> ') == MODES
     assert (hw['part'], hw['nodes'], hw['outcome']) == ('hardware', 'mock_hexapod', 'done')
     assert hw['supervisor'] == 'shut this part down' and hw['modes'].split(' -> ') == MODES
-    assert hw['late_commands'] == '0' and hw['frames'] == chain['frames'] and int(hw['frames']) >= 800
+    assert hw['late_commands'] == '0' and hw['frames'] == chain['frames'] and int(hw['frames']) >= 800, hw_err[-3000:]
     expected = 'SUBNET' if hosts.discovery == 'subnet' else 'LOCALHOST, static peers '
     assert chain['discovery'].startswith(expected) and hw['discovery'].startswith(expected)
     if hosts.discovery == 'peers':

@@ -164,7 +164,7 @@ def run_part(args, system, plan, commands, env, domain, run_dir, overrides) -> i
         print(f'{key}: {value}')
     if outcome != 'done':
         return 1 if outcome == 'fault' else 2
-    if summary['late_commands'] not in ('', '0'):
+    if summary['late_commands'] not in ('', '0', 'not heard'):
         print(f"hil run: not a clean run: {summary['late_commands']} late command(s): the drives acted without "
               'a command', file=sys.stderr)
         return 1
@@ -174,8 +174,10 @@ def run_part(args, system, plan, commands, env, domain, run_dir, overrides) -> i
 def _summary(system, plan, client, outcome, reason, supervisor, domain, env, wall0, run_dir, killed, exited) -> dict:
     local = [s.name for s in plan.hil_nodes]
     hw = next((n for n in local if n.startswith('mock_')), '')
-    value = (lambda node, key, default='': client.value(node, key, default)) if client is not None else \
-        (lambda node, key, default='': default)
+    # a counter of this part's drives never heard says so (not an empty field): their status is
+    # local, so that is this host's discovery, not the link
+    value = (lambda node, key, default='': client.value(node, key, default or 'not heard')) \
+        if client is not None else (lambda node, key, default='': default)
     return {
         'system': system.name,
         'part': plan.part,

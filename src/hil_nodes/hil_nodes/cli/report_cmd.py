@@ -15,13 +15,9 @@ import sys
 
 # bags are read with their topics named as at the root (hil_nodes.recorder.bag)
 from hil_nodes.topics import ROOT as topics
-from hil_nodes.report import figures
-from hil_nodes.report.analysis import admittance_model, analyse, stage_rows, to_json
-from hil_nodes.report.bagdata import load_run
-from hil_nodes.report.jtc_check import check_bag
-from hil_nodes.report.page import render
 
-__all__ = ['add_parser', 'admittance_model', 'run']   # admittance_model: used by the system tests
+# The analysis (scipy, matplotlib: about 2 s of imports) is imported by `run`, not here: `hil`
+# builds every sub-command's parser, so each `hil run` and `hil plan` would pay for it.
 
 
 def add_parser(sub) -> None:
@@ -39,6 +35,11 @@ def _print_number(key, value, reasons: dict) -> str:
 
 
 def run(args) -> int:
+    from hil_nodes.report import figures
+    from hil_nodes.report.analysis import analyse, stage_rows, to_json
+    from hil_nodes.report.bagdata import load_run
+    from hil_nodes.report.jtc_check import check_bag
+    from hil_nodes.report.page import render
     bag = pathlib.Path(args.bag)
     out = pathlib.Path(args.out) if args.out else bag / 'report'
     try:

@@ -14,7 +14,7 @@ import pathlib
 
 from hil_core.accounting import account, clean, summary_lines, topic_counts
 from hil_nodes.recorder.bag import read_accounting
-from hil_nodes.report.chain import PRODUCERS, expected_rates
+from hil_nodes.report.rates import PRODUCERS, expected_rates
 
 
 def _int(text) -> int | None:

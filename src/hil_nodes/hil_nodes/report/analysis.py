@@ -19,7 +19,8 @@ from hil_core.transparency.verdict import Verdict, decide
 # bags are read with their topics named as at the root (hil_nodes.recorder.bag)
 from hil_nodes.topics import ROOT as topics
 from hil_nodes.report import designed
-from hil_nodes.report.chain import STAGE_TOPICS, expected_rates, stage_inputs
+from hil_nodes.report.chain import STAGE_TOPICS, stage_inputs
+from hil_nodes.report.rates import expected_rates
 
 END_MODES = ('RETURNING_HOME', 'SAFETY_RECOVERY', 'FAULT')
 
