@@ -33,6 +33,11 @@ GAINS = (
 )
 
 
+# s between two evaluations of the holding brake's gravity term (``Hybrid5Plant._brake_effort``):
+# the drives' frame
+STATIC_HOLD_S = 0.0025
+
+
 class Hybrid5Plant:
     GAINS = GAINS
     command_interface = 'effort'
@@ -85,7 +90,16 @@ class Hybrid5Plant:
         self._brake_v = self._brake_v - np.clip(self._brake_v, -dec, dec)
         self._brake_q = self._brake_q + self._brake_v * h
         q, v = self.joints()
-        return self._static_effort() + self._kp * (self._brake_q - q) + self._kd * (self._brake_v - v)
+        # The gravity term is renewed once per STATIC_HOLD_S, not at every 0.1 ms step: it cost
+        # about 30 of a braking step's 50 us, and a braking frame of 25 steps then took more than
+        # a frame at twice the pace, so a one-process graph under SCHED_FIFO never got past the
+        # drives' stop (2026-11-28). Within 2.5 ms the braking load moves by at most
+        # a_max * t^2 / 2 (about 20 um): the hold loop's PD takes up the difference.
+        self._static_age -= h
+        if self._static_age <= 0.0:
+            self._static = self._static_effort()
+            self._static_age = STATIC_HOLD_S
+        return self._static + self._kp * (self._brake_q - q) + self._kd * (self._brake_v - v)
 
     # --- protocol --------------------------------------------------------------------------------
     def step(self, h: float, commands: Mapping[str, np.ndarray]) -> None:
@@ -102,6 +116,7 @@ class Hybrid5Plant:
                 if not self.braking:           # the brake engages from the state of this instant
                     self.braking = True
                     self._brake_q, self._brake_v = self.joints()
+                    self._static_age = 0.0          # the gravity term of this instant first
                 row = self._brake_effort(h)
             else:
                 self.braking = False
