@@ -75,7 +75,10 @@ class TimerGroup:
                 del GROUPS[self.key]
         elif entry.node is self.host and not any(e.node is self.host for e in self.entries):
             self._stop()
-            self._start(self.entries[0].node)
+            # a process shutting down destroys its nodes after rclpy's context is gone: nothing is
+            # hosted again (an rcl timer cannot be made then; it printed a traceback at every exit)
+            if self.entries[0].node.context.ok():
+                self._start(self.entries[0].node)
 
     def drop_node(self, node) -> None:
         for entry in [e for e in self.entries if e.node is node]:
