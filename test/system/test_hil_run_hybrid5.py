@@ -22,6 +22,8 @@ def test_hil_run_hybrid5_lockstep_records_and_tracks(tmp_path):
     counts = message_counts(summary['bag'])
     assert counts['/joint_states'] >= 1500 and counts['/effort_controller/commands'] >= 1500
     assert counts['/kinematics/tcp_pose'] >= 1500
+    # no fixed joint, no sensor frame: nothing static, so no /tf_static a replay would miss
+    assert '/tf_static' not in counts and 'NO MESSAGE' not in summary.get('msgs /tf_static', '')
     events = [s.name for _, _, m in read_messages(summary['bag'], ['/hil/events']) for s in m.status]
     # 'homed' falls on the first frame (home = path start), possibly before the recorder matched
     assert events[-2:] == ['synchronized', 'home_reached'], events

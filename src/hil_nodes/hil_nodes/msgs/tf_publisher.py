@@ -31,12 +31,16 @@ class TfOutput:
         self.node = node
         self.pub = node.create_publisher(TFMessage, topics.TF, qos.tf())
         self._port = tf_port(self.pub)
-        self.static_pub = node.create_publisher(TFMessage, topics.TF_STATIC, qos.tf_static())
+        # made with the first static frames: a robot without any (hybrid5: no fixed joint, no
+        # sensor frame) offers no /tf_static, so a recorder or a replay does not expect one
+        self.static_pub = None
         self._last_frames_ns = None
         self.published = 0
 
     def static(self, transforms) -> None:
         if transforms:
+            if self.static_pub is None:
+                self.static_pub = self.node.create_publisher(TFMessage, topics.TF_STATIC, qos.tf_static())
             self.static_pub.publish(convert.tf_message(self.node.get_clock().now().to_msg(), transforms))
 
     def send(self, stamp_ns: int, transforms) -> None:
