@@ -68,6 +68,10 @@ def test_a_jog_and_a_new_program_are_taken_in_idle_and_refused_while_running(ros
     hmi.send_command('jog', 'G0 Z-900')
     ros.spin_until(lambda: 'REFUSED' in answer(), 10, "the node's refusal of the jog")
     assert 'not above the base plane' in answer(), answer()
+    n_answers = answer()
+    hmi.send_command('jog', 'G0 Z700')                       # z about 1.55 m: every leg past 1.6 m
+    ros.spin_until(lambda: answer() != n_answers and 'REFUSED' in answer(), 10, "the node's refusal (travel)")
+    assert 'takes hybrid5_leg_1 to 1.600' in answer() and 'outside its travel 0.6-1.6 m' in answer(), answer()
 
     bad = tmp_path / 'bad.nc'
     bad.write_text('G21 G90\nG1 X10 Y0\n')                       # a feed move before any F

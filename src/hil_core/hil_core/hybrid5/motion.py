@@ -26,6 +26,7 @@ from hil_core.supervision.modes import REQUESTED_MODES, Event, HilMode
 from . import law_frame, tracking_kernel as ck
 from . import kinematics as kin
 from .gcode import Segment
+from .leg_travel import Stroke, check_move, check_path
 from .params import Hybrid5Params
 from .trajectory import PathTrajectory
 
@@ -84,8 +85,9 @@ class Hybrid5Motion:
     """Per-cycle reference and progress events (see the module docstring)."""
 
     def __init__(self, params: Hybrid5Params, path: PathTrajectory, home, homing_feed: float,
-                 fault_deceleration, sync_time: float):
+                 fault_deceleration, sync_time: float, stroke: Stroke | None = None):
         self.prm, self.path = params, path
+        self.stroke = stroke         # the legs' travel a program, the homing move and a jog keep to
         self.Ts, self.R = params.Ts, params.R
         self.home = (np.asarray(home[:3], float), np.asarray(home[3:], float))
         self.homing_feed = float(homing_feed)
@@ -94,6 +96,7 @@ class Hybrid5Motion:
             raise ValueError('fault_deceleration needs 5 positive values (3 legs m/s^2, 2 table rad/s^2)')
         if not (np.all(np.isfinite(self.home[0])) and self.home[0][2] > 0):
             raise ValueError('home is below the base plane (z must be > 0: the branch of eq. 15)')
+        self.check_program(path)
         self.sync_cycles = max(1, int(round(sync_time / self.Ts)))
         self.phase = HilMode.IDLE
         self.ref_src = None
@@ -108,7 +111,17 @@ class Hybrid5Motion:
         swapped under a homing move or a run would jump the reference)."""
         if self.phase is not HilMode.IDLE:
             raise ValueError(f'a new program is taken in IDLE only (the robot holds); now in {self.phase.value}')
+        self.check_program(path)
         self.path = path
+
+    def check_program(self, path: PathTrajectory) -> None:
+        """ValueError if ``path``, or the homing move from home to its start, takes a leg outside
+        its travel (``stroke``; no check without one)."""
+        if self.stroke is None:
+            return
+        check_path(path, self.R, self.stroke)
+        (start, _, _), _ = path.sample_cycle(0)
+        check_move(self.home[0], start, self.R, self.stroke, "the homing move to the program's start")
 
     def jog(self, k: int, dp, dg, feed: float):
         """An operator's jog from cycle ``k``: the held pose moved by ``dp`` (m) and the table by
@@ -126,6 +139,10 @@ class Hybrid5Motion:
         p1, g1 = p + np.asarray(dp, float), g + np.asarray(dg, float)
         if not p1[2] > 0:
             raise ValueError(f'the jog ends at z = {p1[2]:.4f} m, not above the base plane (eq. 15 needs z > 0)')
+        if self.stroke is not None:
+            check_move(p, p1, self.R, self.stroke)
+            (start, _, _), _ = self.path.sample_cycle(0)     # the next HOMING starts where the jog ends
+            check_move(p1, start, self.R, self.stroke, "the homing move after the jog to the program's start")
         self.ref_src = self._move(p, g, p1, g1, k, feed)
         return p1, g1
 

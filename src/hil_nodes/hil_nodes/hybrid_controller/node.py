@@ -87,6 +87,7 @@ class HybridControllerNode(HilLifecycleNode, name='hybrid_controller', task='con
             return SetParametersResult(successful=False, reason=why)
         try:
             path = self._build_path(self.p, str(given[-1].value))
+            self.motion.check_program(path)          # the legs' travel, as at configure
         except (OSError, ValueError) as exc:
             self.status(WARN, f'program refused: {exc}', task='motion command')
             return SetParametersResult(successful=False, reason=str(exc))
@@ -139,7 +140,8 @@ class HybridControllerNode(HilLifecycleNode, name='hybrid_controller', task='con
         p = self.p
         self.prm = params.robot_params(p)
         self.path = self._build_path(p, p.gcode_file)
-        self.motion = Hybrid5Motion(self.prm, self.path, p.home, p.homing_feed, p.fault_deceleration, p.sync_time)
+        self.motion = Hybrid5Motion(self.prm, self.path, p.home, p.homing_feed, p.fault_deceleration, p.sync_time,
+                                    params.stroke(p))
         self.ctl = HybridController(self.prm, self.path, np.float32 if p.float32 else np.float64)
         self.ts_ns = int(round(self.prm.Ts * 1e9))
         self._input = JointFramePairing(p.lockstep, self._compute)

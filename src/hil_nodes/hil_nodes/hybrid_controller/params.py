@@ -8,12 +8,14 @@ import pathlib
 
 from hil_core.data_paths import data_root
 from hil_core.hybrid5 import JOINT_NAMES
+from hil_core.hybrid5.leg_travel import Stroke
 from hil_core.hybrid5.params import Hybrid5Params, load_params
 from hil_nodes.framework.param_table import Param
 
 JOINTS = list(JOINT_NAMES)
 DEFAULT_PARAMS_FILE = 'config/hybrid5.yaml'
 DEFAULT_GCODE_FILE = 'config/gcode/agh.nc'
+DEFAULT_URDF = 'urdf/hybrid5.urdf'
 
 PARAMS = (
     Param('params_file', str, '', f"robot + controller parameters ('' = {DEFAULT_PARAMS_FILE})"),
@@ -24,6 +26,9 @@ PARAMS = (
     Param('jog', str, '', "the operator's jog: one straight move as a G-code line relative to where the robot "
           "holds (mm, deg; G1 needs F), e.g. 'X2 Y-1 F600'; taken while active in IDLE at rest, checked by the "
           "program parser, refused with the reason otherwise; each set is one jog ('' = none)", dynamic=True),
+    Param('robot_description', str, DEFAULT_URDF, "the robot's URDF (a path, relative: in the data tree): the "
+          "legs' travel, its <limit lower upper> of the three leg joints, that a program, the homing move and a "
+          'jog are checked against (refused with the leg, the length and where)'),
     Param('joint_names', 'str[]', JOINTS, 'joints: 3 legs then tilt, rotary', length=5,
           check=lambda v: None if len(set(v)) == 5 else 'joint names must be unique'),
     Param('home', 'float[]', [0.0, 0.0, 0.85, 0.0, 0.0], 'home: platform x, y, z (m), tilt, rotary (rad)',
@@ -52,6 +57,11 @@ def _resolve(path: str, default: str) -> pathlib.Path:
 def robot_params(p) -> Hybrid5Params:
     """The robot and controller configuration the values ``p`` name (``params_file``)."""
     return load_params(_resolve(p.params_file, DEFAULT_PARAMS_FILE))
+
+
+def stroke(p) -> Stroke:
+    """The legs' travel from the URDF the values ``p`` name (``robot_description``, ``joint_names``)."""
+    return Stroke.from_urdf(_resolve(p.robot_description, DEFAULT_URDF).read_text(), p.joint_names[:3])
 
 
 def gcode_path(p) -> pathlib.Path:
