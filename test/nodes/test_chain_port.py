@@ -19,7 +19,8 @@ from rclpy.serialization import deserialize_message
 
 from hil_nodes.msgs.cdr_encode import serialize_exact
 from hil_nodes.runtime.chain_port import ChainPort, pose_from_message, pose_port
-from hil_nodes.runtime.intra_process import BUS, IntraProcessBus, IntraPublisher
+from hil_nodes.runtime.intra_process import BUS, IntraProcessBus
+from hil_nodes.runtime.intra_publisher import IntraPublisher
 
 from bus_nodes import Managed, Plain, bus  # noqa: F401 (bus: the fixture)
 
@@ -70,9 +71,9 @@ def test_a_chained_input_gets_the_payload_a_plain_one_a_message_the_recorder_the
 
 
 def test_dds_gets_a_message_only_for_a_reader_outside(ros, bus, monkeypatch):
-    from hil_nodes.runtime import intra_process
-    written, real = [], intra_process._dds_publish
-    monkeypatch.setattr(intra_process, '_dds_publish', lambda pub, msg: (written.append(msg), real(pub, msg)))
+    from hil_nodes.runtime import intra_publisher
+    written, real = [], intra_publisher._dds_publish
+    monkeypatch.setattr(intra_publisher, '_dds_publish', lambda pub, msg: (written.append(msg), real(pub, msg)))
     p, a = bus(name='p'), bus(name='a')
     events = []
     consumer(a, '/out', events, 'chained')

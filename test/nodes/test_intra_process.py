@@ -21,8 +21,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message, serialize_message
 from std_msgs.msg import Header, String
 
-from hil_nodes.runtime import intra_process
-from hil_nodes.runtime.intra_process import BUS, REPLAY, IntraProcessBus, IntraPublisher, reader_count
+from hil_nodes.runtime import intra_publisher
+from hil_nodes.runtime.intra_process import BUS, IntraProcessBus
+from hil_nodes.runtime.intra_publisher import REPLAY, IntraPublisher, reader_count
 
 from bus_nodes import Managed, Plain, bus  # noqa: F401 (bus: the fixture)
 
@@ -269,8 +270,8 @@ def test_topics_many_nodes_publish_stay_on_dds(ros, bus):
 @pytest.fixture
 def dds_writes(monkeypatch):
     """The data of every message the process's bus publishers write into DDS, in order."""
-    written, real = [], intra_process._dds_publish
-    monkeypatch.setattr(intra_process, '_dds_publish', lambda pub, msg: (written.append(msg.data), real(pub, msg)))
+    written, real = [], intra_publisher._dds_publish
+    monkeypatch.setattr(intra_publisher, '_dds_publish', lambda pub, msg: (written.append(msg.data), real(pub, msg)))
     return written
 
 
@@ -281,7 +282,7 @@ def test_a_transient_local_stream_writes_into_dds_only_for_a_reader_outside(ros,
     s.create_subscription(String, '/stream', lambda m: inside.append(m.data), STREAM)
     pub = p.create_publisher(String, '/stream', STREAM)
     state = p.create_publisher(String, '/state', LATCHED)
-    history = QoSProfile(depth=intra_process.STATE_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
+    history = QoSProfile(depth=intra_publisher.STATE_DEPTH, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
     modes = p.create_publisher(String, '/modes', history)
     for i in range(20):

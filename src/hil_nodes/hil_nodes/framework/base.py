@@ -65,7 +65,8 @@ from hil_nodes.framework.cycle_status import CycleMonitor, CycleReport
 from hil_nodes.framework.liveness import Liveness
 from hil_nodes.msgs.convert import status_array
 from hil_nodes.runtime import kernel_loads
-from hil_nodes.runtime.intra_process import IntraPublisher, IntraSubscription
+from hil_nodes.runtime.intra_publisher import IntraPublisher
+from hil_nodes.runtime.intra_subscription import IntraSubscription
 from hil_nodes.runtime.intra_process_node import IntraProcessNode
 from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
 from hil_nodes.framework.param_sources import check_sources, unknown_parameters

@@ -39,7 +39,7 @@ from hil_core import hexaslide as hx
 from hil_nodes import qos, topics
 from hil_nodes.msgs import convert
 from hil_nodes.framework.base import ERROR, OK, STALE, WARN, HilLifecycleNode
-from hil_nodes.runtime.intra_process import reader_count
+from hil_nodes.runtime.intra_publisher import reader_count
 from hil_nodes.kinematics import params
 from hil_nodes.kinematics.robots import DEFAULT_URDF, resolve, robot_adapter
 from hil_nodes.runtime.chain_port import joint_state_from_message, pose_port

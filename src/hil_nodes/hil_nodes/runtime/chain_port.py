@@ -35,7 +35,7 @@ from hil_nodes.msgs import convert
 from hil_nodes.msgs.cdr_arrays import (Float64ArrayBytes, JointStateBytes, JointTrajectoryBytes, StampedDoubles,
                                       TfBytes)
 from hil_nodes.msgs.message_ring import MessageRing
-from hil_nodes.runtime.intra_process import IntraPublisher
+from hil_nodes.runtime.intra_publisher import IntraPublisher
 
 
 class ChainPort:

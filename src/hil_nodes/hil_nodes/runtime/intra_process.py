@@ -63,23 +63,13 @@ import time
 from collections import deque
 from typing import Any, Callable
 
-from rclpy.publisher import Publisher
 from rclpy.qos import DurabilityPolicy, QoSProfile
 
 from hil_nodes.msgs.cdr_encode import prepare, serialize_exact
-from hil_nodes.msgs.message_ring import MessageRing
 from hil_nodes.topics import CLOCK, SHARED_TOPICS, resolve
 
 DRAIN_BUDGET = 0.005     # wall s of deliveries before the executor gets its turn again
-REPLAY = MessageRing.RING // 2   # a transient-local stream's messages kept for a reader outside (module doc)
-STATE_DEPTH = 20         # a transient-local history this deep or less is a state (/hil/mode: 20), always written
 _monotonic = time.monotonic
-_monotonic_ns = time.monotonic_ns
-# how long a publisher trusts its count of readers outside the process (wall ns): asking rmw at
-# every send cost about 11 calls a frame through pybind11 and the rmw's locks; a reader that
-# matches meanwhile gets its first message at most this much later (DDS discovery alone takes
-# longer), never a gap after it
-OUTSIDE_READERS_TTL_NS = 20_000_000
 
 # rclpy's own publishers (parameter events) and the log stay plain rclpy entities
 _EXCLUDED_PREFIXES = ('/parameter_events', '/rosout')
@@ -92,8 +82,8 @@ class _Topic:
     def __init__(self, name: str):
         self.name = name                                      # the resolved name (namespace, remapping)
         self.is_clock = False                                 # the process's /clock (set by its publisher)
-        self.publishers: list[IntraPublisher] = []
-        self.subscriptions: list[IntraSubscription] = []
+        self.publishers: list[IntraPublisher] = []          # (hil_nodes.runtime.intra_publisher)
+        self.subscriptions: list[IntraSubscription] = []    # (hil_nodes.runtime.intra_subscription)
         self.last = None                                      # the last message published
         self.last_sent = None                                 # or the last (port, payload) a chain port sent
         self.on_dds = False                                   # publishers outside the process too: DDS only
@@ -327,161 +317,4 @@ def is_latched(qos: QoSProfile) -> bool:
     return qos.durability == DurabilityPolicy.TRANSIENT_LOCAL
 
 
-class IntraPublisher:
-    """A publisher of this process: local subscribers by call, DDS only when matched outside
-    (a latched state always; a transient-local stream replays its last messages: module doc)."""
-
-    def __init__(self, node, inner, lifecycle: bool, latched: bool, bus: IntraProcessBus = BUS,
-                 depth: int = 1):
-        self.inner = inner
-        self.topic = inner.topic_name
-        # the clock, under whatever namespace remapping the process has (resolved once, here)
-        self.is_clock = self.topic == node.resolve_topic_name(CLOCK)
-        self.lifecycle = lifecycle
-        self.latched = latched
-        self._node = node
-        self._always = latched and depth <= STATE_DEPTH        # a latched state
-        self.replay = deque(maxlen=REPLAY) if latched and depth > 1 else None
-        self._bus = bus
-        self.bus_topic: _Topic | None = None
-        self._outside, self._outside_until = 0, 0
-        bus.add_publisher(self)
-
-    def send(self, port, payload) -> None:
-        """A chain port's payload (hil_nodes.runtime.chain_port): to the process's subscriptions
-        as the bus's ``send`` says, and as a message to DDS only when ``publish`` would write one."""
-        inner = self.inner
-        if self.lifecycle and not inner.is_activated:
-            return
-        topic = self.bus_topic
-        if topic.on_dds:                       # the process's own readers are DDS ones: a message
-            self.publish(port.message(payload))
-            return
-        msg = self._bus.send(topic, port, payload)
-        if self._always or self.outside_readers():
-            self.replay_if_read()
-            _dds_publish(inner, msg if msg is not None else port.message(payload))
-        elif self.replay is not None:
-            self.replay.append(msg if msg is not None else _Unsent(port, payload))
-
-    def publish(self, msg) -> None:
-        inner = self.inner
-        if self.lifecycle and not inner.is_activated:
-            return                             # as LifecyclePublisher.publish: nothing goes out
-        topic = self.bus_topic
-        self._bus.queue(topic, msg)
-        # (the lifecycle check is done above for every DDS write below)
-        if self._always or topic.on_dds:       # a latched state; the process's own readers are DDS ones
-            _dds_publish(inner, msg)
-        elif self.outside_readers():           # a reader outside the process
-            self.replay_if_read()
-            _dds_publish(inner, msg)
-        elif self.replay is not None:
-            self.replay.append(msg)
-
-    def outside_readers(self) -> int:
-        """Readers matched outside the process (``get_subscription_count``), asked again at most
-        every ``OUTSIDE_READERS_TTL_NS``."""
-        if _monotonic_ns() >= self._outside_until:
-            return self.get_subscription_count()
-        return self._outside
-
-    def get_subscription_count(self) -> int:
-        """rclpy's, and the count ``outside_readers`` trusts is this one from now on (a caller
-        that waited for a reader to match gets its next message out)."""
-        self._outside = self.inner.get_subscription_count()
-        self._outside_until = _monotonic_ns() + OUTSIDE_READERS_TTL_NS
-        return self._outside
-
-    def replay_if_read(self) -> None:
-        """A reader outside matched: the kept messages go first (history only for a transient-local one)."""
-        replay = self.replay
-        if replay and self.inner.get_subscription_count():
-            if self._outside_wants_history():
-                for old in replay:
-                    _dds_publish(self.inner, old.message() if isinstance(old, _Unsent) else old)
-            replay.clear()
-
-    def _outside_wants_history(self) -> bool:
-        """A matched reader is transient local (a volatile one would not get history from DDS)."""
-        return any(info.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL
-                   for info in self._node.get_subscriptions_info_by_topic(self.topic))
-
-    def readers(self) -> int:
-        """Readers of the topic: matched outside the process (``get_subscription_count``, DDS)
-        and served inside it."""
-        topic = self.bus_topic
-        inside = 0 if topic is None else len(topic.callbacks) + len(topic.raw_callbacks)
-        return self.inner.get_subscription_count() + inside
-
-    def __getattr__(self, name: str):
-        return getattr(self.inner, name)
-
-
-_dds_publish = Publisher.publish
-
-
-class _Unsent:
-    """A chain port's payload kept for replay, made a message only if a reader outside asks."""
-    __slots__ = ('port', 'payload')
-
-    def __init__(self, port, payload):
-        self.port, self.payload = port, payload
-
-    def message(self):
-        return self.port.message(self.payload)
-
-
 NODE_DESTROYED: list[Callable[[Any], None]] = []   # called with a node of the process being destroyed
-
-
-def reader_count(publisher) -> int:
-    """Readers of a publisher's topic, in the process and outside (a plain rclpy publisher: its
-    matched subscriptions): whether a message only a viewer reads is worth building."""
-    readers = getattr(publisher, 'readers', None)
-    return readers() if readers is not None else publisher.get_subscription_count()
-
-
-class IntraSubscription:
-    """A subscription of this process: served by the bus while the topic has a publisher in the
-    process, else by its own DDS reader."""
-
-    def __init__(self, node, msg_type, topic: str, callback, qos: QoSProfile, raw: bool, kwargs: dict,
-                 bus: IntraProcessBus = BUS, chain_input=None):
-        self.node = node
-        self.chain_input = chain_input         # takes a chain port's payload (hil_nodes.runtime.chain_port)
-        self.msg_type = msg_type
-        self.topic = topic
-        self.callback = callback
-        self.qos = qos
-        self.latched = is_latched(qos)
-        self.raw = raw
-        self._kwargs = kwargs
-        self.served = False
-        self.inner = None                      # the DDS reader while not served by the bus
-        self._bus = bus
-        bus.add_subscription(self)
-
-    def serve(self, by_bus: bool) -> None:
-        self.served = by_bus
-        if by_bus and self.inner is not None:
-            self.node.plain_destroy_subscription(self.inner)
-            self.inner = None
-        elif not by_bus and self.inner is None:
-            self.inner = self.node.plain_create_subscription(self.msg_type, self.topic, self.callback,
-                                                             self.qos, raw=self.raw, **self._kwargs)
-
-    def destroy(self) -> None:
-        self._bus.remove_subscription(self)
-        if self.inner is not None:
-            self.node.plain_destroy_subscription(self.inner)
-            self.inner = None
-
-    @property
-    def topic_name(self) -> str:
-        return self.topic
-
-    def __getattr__(self, name: str):
-        if self.inner is None:
-            raise AttributeError(f'{name}: the subscription of {self.topic} is served in-process')
-        return getattr(self.inner, name)

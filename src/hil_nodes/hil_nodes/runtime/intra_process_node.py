@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from rclpy.qos import QoSProfile
 
-from hil_nodes.runtime.intra_process import (BUS, NODE_DESTROYED, IntraPublisher, IntraSubscription, eligible,
-                                             is_latched)
+from hil_nodes.runtime.intra_process import BUS, NODE_DESTROYED, eligible, is_latched
+from hil_nodes.runtime.intra_publisher import IntraPublisher
+from hil_nodes.runtime.intra_subscription import IntraSubscription
 from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
 from hil_nodes.runtime.served import counted
 

@@ -31,7 +31,7 @@ from hil_core.supervision.status_names import NO_HARDWARE, status_name
 from hil_nodes import qos, topics
 from hil_nodes.framework.throttle import due
 from hil_nodes.msgs.convert import stamp_to_ns, status_array
-from hil_nodes.runtime.intra_process import reader_count
+from hil_nodes.runtime.intra_publisher import reader_count
 from hil_nodes.runtime.intra_process_node import IntraProcessNode
 from hil_nodes.runtime.local_beats import LOCAL_BEATS
 from hil_nodes.framework.lifecycle_driver import LifecycleDriver, SequenceResult
