@@ -156,8 +156,8 @@ class LivenessMonitor:
                 for n, age in self.silent(now_wall)]
 
     def stall_reasons(self) -> list[str]:
-        return [f'{self.label(n)} stalled: no heartbeat for {gap:.3f} s of wall time (stall limit {self.stall_wall:g} s)'
-                for n, gap in self.peer_stalls]
+        return [f'{self.label(n)} stalled: no heartbeat for {gap:.3f} s of wall time '
+                f'(stall limit {self.stall_wall:g} s)' for n, gap in self.peer_stalls]
 
     def arm(self, now_sim: float, now_wall: float, required=()) -> None:
         """Start checking. ``required`` nodes not seen yet get ``now`` as their last heartbeat,
