@@ -169,3 +169,25 @@ def test_a_death_known_otherwise_is_immediate_and_stays_until_a_beat():
     assert m.check(0.1, 0.1) == []                      # not reported a second time by the timeout
     m.beat('a', 0.2, 0.2)
     assert m.dead() == {}
+
+
+def test_a_node_of_another_part_is_named_with_its_part():
+    """Split over hosts: a silent node of another part says which part (host) and asks the
+    operator's question; a node of the watcher's own part is named as before."""
+    m = LivenessMonitor(['mock_hexapod', 'planner'], timeout_sim=SIM, timeout_wall=WALL, stall_wall=0.75,
+                        parts={'/mock_hexapod': 'hardware'})
+    m.arm(0.0, 0.0, required=['mock_hexapod', 'planner'])
+    for t in (0.1, 0.2):
+        m.beat('planner', t, t)
+        m.check(t, t)
+    m.beat('planner', 0.5, 0.5)
+    assert m.silent_reasons(0.5) == [
+        'node mock_hexapod (part hardware) silent: no heartbeat for 0.500 s of wall time: part hardware silent: '
+        'link or host lost?']
+    dead = m.check(0.6, 0.6)
+    assert dead == [('mock_hexapod', 'node mock_hexapod (part hardware) is dead: no heartbeat since bring-up '
+                     '0.600 s ago in sim time (timeout 0.5 s): part hardware silent: link or host lost?')]
+    m.beat('planner', 0.6, 0.6)
+    assert m.check(1.0, 1.0) == []
+    assert m.check(1.3, 1.3) == [('planner', 'node planner is dead: last heartbeat 0.700 s ago in sim time '
+                                             '(timeout 0.5 s)')]

@@ -29,6 +29,11 @@ executor: shorter than a death) **stalled**: ``peer_stalls`` keeps (node, gap) f
 report as a safety event. Not while the watcher itself was stalled during that gap (the same rule:
 then the gap may be the watcher's own); a watcher that did not check for more than ``stall_wall``
 keeps that gap in ``own_stalls`` (a stalled supervisor stalls the whole lockstep loop).
+
+With the graph split over hosts (``parts``: node -> the part, i.e. the host, that starts it; the
+watcher's own part's nodes are not in it) a silent node is named with its part and the question
+an operator has to answer: a node on another host that falls silent is as often a lost link or
+host as a dead process, and every node of that part falls silent at once.
 """
 from __future__ import annotations
 
@@ -72,7 +77,8 @@ class LivenessMonitor:
     # ``timeout_sim`` of wall time instead of 0.25 s, and a node the clock waits for stops the
     # sim clock when it dies, so the wall timeout catches it with no sim time passing.
 
-    def __init__(self, names, timeout_sim: float, timeout_wall: float, stall_wall: float = 0.0):
+    def __init__(self, names, timeout_sim: float, timeout_wall: float, stall_wall: float = 0.0,
+                 parts: dict[str, str] | None = None):
         self.timeout_sim = _finite('timeout_sim', timeout_sim)
         self.timeout_wall = _finite('timeout_wall', timeout_wall)
         self.stall_wall = _finite('stall_wall', stall_wall)     # 0: stalls are not watched
@@ -87,6 +93,7 @@ class LivenessMonitor:
             if key in self.peers:
                 raise ValueError(f'node {key} listed twice')
             self.peers[key] = Peer(key)
+        self.parts = {normalize_name(n): p for n, p in (parts or {}).items()}
         self.armed = False
         self.unknown_beats = 0
         self.stalls = 0                    # checks skipped because the watcher itself stalled
@@ -112,6 +119,16 @@ class LivenessMonitor:
         peer.dead_reason = ''  # alive again (it may still need a new bring-up: the owner decides)
         return True
 
+    def label(self, name: str) -> str:
+        """'node planner', or 'node mock_hexapod (part hardware)' for a node of another part."""
+        part = self.parts.get(name)
+        return f'node {name} (part {part})' if part else f'node {name}'
+
+    def _lost(self, name: str) -> str:
+        """What a silence of ``name`` adds to its reason: the question for another host's node."""
+        part = self.parts.get(name)
+        return f': part {part} silent: link or host lost?' if part else ''
+
     def _stalled(self, since: float, now_wall: float) -> bool:
         """A peer silent from ``since`` to now stalled, if the watcher checked all along."""
         if not self.armed or self.stall_wall <= 0 or now_wall - since <= self.stall_wall:
@@ -133,9 +150,14 @@ class LivenessMonitor:
         return [(n, now_wall - p.last_wall) for n, p in self.peers.items()
                 if p.last_wall is not None and not p.dead_reason and now_wall - p.last_wall > limit]
 
+    def silent_reasons(self, now_wall: float) -> list[str]:
+        """``silent`` as the texts a fault names them with."""
+        return [f'{self.label(n)} silent: no heartbeat for {age:.3f} s of wall time{self._lost(n)}'
+                for n, age in self.silent(now_wall)]
+
     def stall_reasons(self) -> list[str]:
-        return [f'node {n} stalled: no heartbeat for {gap:.3f} s of wall time (stall limit {self.stall_wall:g} s)'
-                for n, gap in self.peer_stalls]
+        return [f'{self.label(n)} stalled: no heartbeat for {gap:.3f} s of wall time '
+                f'(stall limit {self.stall_wall:g} s)' for n, gap in self.peer_stalls]
 
     def arm(self, now_sim: float, now_wall: float, required=()) -> None:
         """Start checking. ``required`` nodes not seen yet get ``now`` as their last heartbeat,
@@ -187,11 +209,11 @@ class LivenessMonitor:
                 continue
             what = 'last heartbeat' if peer.seen else 'no heartbeat since bring-up'
             if age_sim > self.timeout_sim and age_wall > self.sim_death_min_wall:
-                peer.dead_reason = (f'node {name} is dead: {what} {age_sim:.3f} s ago in sim time '
-                                    f'(timeout {self.timeout_sim:g} s)')
+                peer.dead_reason = (f'{self.label(name)} is dead: {what} {age_sim:.3f} s ago in sim time '
+                                    f'(timeout {self.timeout_sim:g} s){self._lost(name)}')
             elif age_wall > self.timeout_wall:
-                peer.dead_reason = (f'node {name} is dead: {what} {age_wall:.3f} s ago in wall time '
-                                    f'(timeout {self.timeout_wall:g} s)')
+                peer.dead_reason = (f'{self.label(name)} is dead: {what} {age_wall:.3f} s ago in wall time '
+                                    f'(timeout {self.timeout_wall:g} s){self._lost(name)}')
             else:
                 continue
             newly.append((name, peer.dead_reason))

@@ -26,6 +26,7 @@ import time
 from lifecycle_msgs.msg import TransitionEvent
 from std_msgs.msg import Header
 
+from hil_core.supervision.link_latency import summary_line
 from hil_core.supervision.liveness import normalize_name
 from hil_core.supervision.modes import HilMode
 from hil_nodes import topics
@@ -157,6 +158,11 @@ def run_part(args, system, plan, commands, env, domain, run_dir, overrides) -> i
         summary = _summary(system, plan, client, outcome, reason, supervisor, domain, env, wall0, run_dir, killed,
                            exited)
         summary['clocks'] = clock.summary() if clock is not None else 'not measured'
+        drives = next((s.name for s in plan.hil_nodes if s.clock_owner), '')
+        if drives:     # F/T sample -> the drives' receipt: the setpoints come from the supervisor's part
+            summary['link_latency'] = summary_line(client.diag.get(drives) if client is not None else None, True,
+                                                   clock.samples.get(home) if clock is not None else None,
+                                                   drives_here=True)
         if client is not None:
             client.close()
         clean_dead_shm(group.log_dir / 'shm_cleanup.log', own=own_shm)
@@ -190,6 +196,10 @@ def _summary(system, plan, client, outcome, reason, supervisor, domain, env, wal
         'frames': value(hw, 'frames', '') if hw else '',
         'late_commands': value(hw, 'late_commands', '') if hw else '',
         'rejected_commands': value(hw, 'rejected_commands', '') if hw else '',
+        # the drives' own stop: watchdog trips and the brake's peak second difference of positions
+        'watchdog_trips': value(hw, 'watchdog_trips', '') if hw else '',
+        'watchdog_reason': value(hw, 'watchdog_reason', '') if hw else '',
+        'stop_peak_d2p': value(hw, 'stop_peak_d2p', '') if hw else '',
         'faults': value(SUPERVISOR, 'faults', ''),
         'domain_id': domain,
         'discovery': discovery_line(env),

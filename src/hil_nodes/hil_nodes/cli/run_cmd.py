@@ -22,6 +22,7 @@ import time
 
 import yaml
 
+from hil_core.supervision.link_latency import summary_line
 from hil_core.supervision.modes import HilMode
 from hil_nodes.cli.processes import ProcessGroup, clean_dead_shm
 from hil_nodes.cli.run_client import RunClient
@@ -207,6 +208,8 @@ def run(args) -> int:
         if client is not None and meter is not None:
             summary.update(meter.figures(client.sim_time))
             summary['rt'] = rt_line
+        if client is not None:      # F/T sample -> the drives' receipt, across hosts (docs/lab.md)
+            summary['link_latency'] = _link_latency(client, plan, clock)
         if client is not None:
             client.close()
         # our own participant mapped the ports of the nodes it talked to: a dead node's port is
@@ -394,6 +397,13 @@ def _safety_events(client: RunClient, hw: str, lockstep: bool) -> str:
     if late:
         events.append(f'{late} late command(s): the drives acted without a command')
     return '; '.join(events) or 'none'
+
+
+def _link_latency(client: RunClient, plan, clock) -> str:
+    drives = _hw_name(client)
+    where = next((p for p, names in plan.parts.items() if drives in names), '')
+    apart = bool(plan.part) and bool(where) and where != plan.part
+    return summary_line(client.diag.get(drives), apart, clock.samples.get(where) if apart and clock else None)
 
 
 def _fault_reason(client: RunClient) -> str:

@@ -63,8 +63,9 @@ class SupervisorNode(IntraProcessNode, Node):
         self.monitored = check_node_list(self.p.monitored_nodes)
         watched = self.managed + [n for n in self.monitored if n not in self.managed]
         self.states = {n: 'unknown' for n in watched}
+        # the other parts' nodes (other hosts) are named with their part when they fall silent
         self.liveness = LivenessMonitor(watched, self.p.heartbeat_timeout_sim, self.p.heartbeat_timeout_wall,
-                                        self.p.stall_timeout_wall)
+                                        self.p.stall_timeout_wall, parts=parse_node_parts(self.p.node_parts))
         self.lifecycle = 'bringing_up' if self.p.autostart else 'manual'
         self.bring_up_failure = ''
         self.frames = 0
@@ -328,8 +329,7 @@ class SupervisorNode(IntraProcessNode, Node):
                 continue
             who = status.hardware_id or 'unknown node'
             if event is Event.FAULT:      # with the nodes silent now: who stopped what the reporter missed
-                silent = [f'node {n} silent: no heartbeat for {age:.3f} s of wall time'
-                          for n, age in self.liveness.silent(self._wall_now())]
+                silent = self.liveness.silent_reasons(self._wall_now())
                 t = self.machine.fault('; '.join([f'{who}: {status.message or "fault reported"}', *silent]))
             else:
                 t = self.machine.event(event)

@@ -33,6 +33,8 @@ from trajectory_msgs.msg import JointTrajectory
 
 from hil_core.drives.plants.controllers import TrajectoryFollower
 from hil_core.drives.plants.servo_plant import ServoPlant
+from hil_core.supervision.link_latency import AgeHistogram
+from hil_core.supervision.stop_figure import StopPeak
 from hil_nodes import qos, topics
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError
 from hil_nodes.msgs.convert import ns_to_stamp
@@ -120,6 +122,12 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
         self._last_valid_ns = None                               # lockstep: frame of the last valid command
         self._pacing = FramePacing(self.frame_ns)
         self._late_since_status = 0
+        # the setpoints' age at receipt (docs/lab.md "Two or three hosts": the link's latency) and
+        # the peak second difference of the positions while the drives stop on their own (bound: a_max)
+        self._ages = AgeHistogram()
+        self._age_figures = (0, None, None)        # (count, p50, p99) last computed
+        self._stop = StopPeak(self.frame_ns)
+        self._on_own = False
 
     @property
     def sim_clock(self) -> bool:
@@ -212,7 +220,10 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
             if p.lockstep:               # looked at; in lockstep it only paces the braking frames
                 self._step()
             return
-        stamp, verdict = judge_with(self.controller, *command, self._controller_now())
+        now_ns = self._controller_now()
+        stamp, verdict = judge_with(self.controller, *command, now_ns)
+        if stamp > 0 and not self.sim_clock:     # on the wall clock: the stamp is its F/T sample's frame
+            self._ages.add(now_ns - stamp)
         if verdict.accepted:
             self._watchdog.command_ok()
         else:
@@ -334,8 +345,11 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
                 self._watchdog_brake(self._watchdog.trip(f'no valid command for {age:.4f} s of sim time '
                                                          f'(command_timeout {self.p.command_timeout:g} s)'))
         end = self.controller.end()
-        if (not self.p.lockstep and self.started and end is not None
-                and end < self._rel(self.t_ns + self.frame_ns) - 1e-9 and self.controller.ends_moving()):
+        past_end = self.started and end is not None and end < self._rel(self.t_ns + self.frame_ns) - 1e-9
+        # this frame the drives run on their own (holding past the last command, or braking): its
+        # motion is their own stop, judged by its peak second difference (hil_core.supervision.stop_figure)
+        self._on_own = past_end or self._watchdog.braking
+        if not self.p.lockstep and past_end and self.controller.ends_moving():
             # real time: the frame runs past the end of the last command, which ended moving (the
             # next came late or not at all): the drives hold its last point, as a JTC does. After
             # a command that ends at rest (the stream stopped by design: IDLE, a goal reached)
@@ -356,6 +370,7 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
         if self._clock_pub is not None:
             self._clock_pub.publish(ClockMsg(clock=ns_to_stamp(self.t_ns)))
         states = self.plant.states()           # (copies: they belong to the receivers once sent)
+        self._stop.frame(self.t_ns, states['position'], self._on_own)
         self._js_port.send((self.t_ns, self._joint_names, states['position'], states['velocity'],
                             states.get('effort')))
         self.count_published(topics.JOINT_STATES)
@@ -387,7 +402,20 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
                     stale_commands=self.stale_commands, realtime_overruns=self.overruns,
                     sim_time=self._rel(self.t_ns) + self.p.start_time, plant=self.robot.plant_name,
                     controller=self.robot.spec.name, braking=wd.braking, watchdog_trips=wd.core.trips,
-                    watchdog_reason=wd.core.reason, disable_commands=self.p.disable_commands)
+                    watchdog_reason=wd.core.reason, stop_peak_d2p=self._stop.peak,
+                    disable_commands=self.p.disable_commands, **self._age_values())
+
+    def _age_values(self) -> dict:
+        """The setpoints' ages at receipt (stamped commands only: a forward command has no stamp)."""
+        if not self.robot.spec.trajectory:
+            return {}
+        ages = self._ages
+        if ages.count != self._age_figures[0]:     # (a pass over the bins: only when new ages came)
+            self._age_figures = (ages.count, *ages.percentiles(50.0, 99.0))
+        count, p50, p99 = self._age_figures
+        return dict(setpoint_age_clock='sim' if self.sim_clock else 'wall', setpoint_ages=count,
+                    setpoint_age_p50_ms='' if p50 is None else round(p50, 3),
+                    setpoint_age_p99_ms='' if p99 is None else round(p99, 3))
 
     def _publish_status(self) -> None:
         if self.plant is None:
