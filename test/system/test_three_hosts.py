@@ -8,10 +8,16 @@ measures it: four poses of buffer plus the F/T filter's group delay, unity gain 
 
 And the proof that the emulated hosts have no other way to talk (the two-host pair of
 netns_hosts.py, its veth down): the supervisor's part never hears the drives' part, which never
-hears the supervisor, and nothing arrives on either end of the link."""
+hears the supervisor, and nothing arrives on either end of the link. Last, bench/two_hosts.sh,
+the same pair for people: both summaries, and nothing of it left after its end or a Ctrl-C."""
 import json
 import os
+import pathlib
+import re
+import signal
 import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -155,3 +161,70 @@ def test_with_the_veth_down_no_message_crosses(tmp_path):
     assert hw['reason'].startswith('no heartbeat of the supervisor (part chain) within 5 s')
     assert after == before
     assert processes_on_domain(int(domain)) == []
+
+
+SCRIPT = repo_root() / 'bench' / 'two_hosts.sh'
+
+
+def _script(*args, **kw):
+    env = {**os.environ, 'PYTHON': sys.executable, 'ROS_DOMAIN_ID': str(next_domain_id())}
+    return subprocess.Popen([str(SCRIPT), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **kw)
+
+
+def _names(stdout: str) -> list[str]:
+    """The namespaces the script made (its first line)."""
+    return re.findall(r'(hil2h[0-9a-f]+[ab]) \(', stdout)
+
+
+def _left(names) -> list[str]:
+    listed = subprocess.run(['ip', 'netns', 'list'], capture_output=True, text=True).stdout
+    links = subprocess.run(['ip', '-o', 'link', 'show'], capture_output=True, text=True).stdout
+    return [n for n in names if n in listed] + [n for n in names if n.replace('hil2h', 'hv2h') in links]
+
+
+def _part_summaries(stdout: str) -> dict[str, dict[str, str]]:
+    out = {}
+    for block in re.split(r'^=== part ', stdout, flags=re.M)[1:]:
+        name = block.split(' ', 1)[0]
+        out[name] = summary_of(block.split('\n', 1)[1])
+    return out
+
+
+def test_the_two_hosts_script_runs_both_parts_and_cleans_up():
+    _skip_without_namespaces()
+    proc = _script('hexafloat', 'lockstep', '--duration', '1')
+    stdout, stderr = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, (stdout[-3000:], stderr[-3000:])
+    names = _names(stdout)
+    assert len(names) == 2 and _left(names) == []
+    parts = _part_summaries(stdout)
+    assert set(parts) == {'hardware', 'chain'}
+    for part, summary in parts.items():
+        assert summary['outcome'] == 'done' and summary['late_commands'] == '0', (part, summary)
+    assert parts['hardware']['frames'] == parts['chain']['frames']
+    assert 'chain: offset ' in parts['hardware']['clocks'] and 'hardware: offset ' in parts['chain']['clocks']
+
+
+def test_the_two_hosts_script_cleans_up_on_ctrl_c():
+    """SIGINT to the script (a terminal's Ctrl-C) in the middle of a run: both parts stop as on
+    their own Ctrl-C (outcome interrupted, summaries printed), the namespaces and the link go."""
+    _skip_without_namespaces()
+    proc = _script('hexafloat', 'lockstep', '--duration', '600')
+    first = proc.stdout.readline() + proc.stdout.readline()          # hosts: ..., output: DIR
+    names, out_dir = _names(first), pathlib.Path(first.split('output: ', 1)[1].strip())
+    try:
+        end = time.monotonic() + TIMEOUT
+        while 'mode RUNNING' not in ((out_dir / 'chain.err').read_text() if (out_dir / 'chain.err').exists() else ''):
+            assert proc.poll() is None and time.monotonic() < end, first
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    assert proc.returncode == 130 and 'two_hosts.sh: interrupted' in stderr, stderr[-3000:]
+    parts = _part_summaries(stdout)
+    assert {p: s.get('outcome') for p, s in parts.items()} == {'hardware': 'interrupted', 'chain': 'interrupted'}
+    assert len(names) == 2 and _left(names) == []
