@@ -14,7 +14,7 @@
 # .venv/bin/python, else python3. Needs root, iproute2 (ip), unshare and mount.
 set -euo pipefail
 
-usage() { sed -n '9,10p' "$0" | sed 's/^#  *//' >&2; exit 2; }
+usage() { sed -n '8,9p' "$0" | sed 's/^#  *//' >&2; exit 2; }
 [ $# -ge 1 ] || usage
 SYSTEM=$1; shift
 CLOCK=lockstep
