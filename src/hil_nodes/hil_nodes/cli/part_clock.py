@@ -38,6 +38,7 @@ from sensor_msgs.msg import TimeReference
 from hil_core.supervision.clock_bound import LEAD_FRAMES, offset_bound, refusal
 from hil_core.supervision.clock_offset import estimate
 from hil_nodes import qos, topics
+from hil_nodes.cli.discovery import discovery_line
 
 SAMPLES = 9          # answers per other part: the median of an odd count is one sample
 PERIOD = 0.1         # wall s between two pings
@@ -184,8 +185,10 @@ def check_clocks(plan, system_name: str, args, env: dict, domain: int) -> int | 
         samples = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
     except (subprocess.TimeoutExpired, ValueError, IndexError):
         samples, done = None, None
+    except KeyboardInterrupt:       # (the child is stopped by subprocess.run)
+        samples, done = None, subprocess.CompletedProcess(cmd, 130, '', 'interrupted')
     if samples is None:
-        reason = (f'the clock check did not answer: {(done.stderr if done else "timed out")[-500:].strip()}')
+        reason = f'the clock check did not answer: {(done.stderr if done else "timed out")[-500:].strip()}'
         estimates = {}
     else:
         estimates = {p: (estimate([tuple(s) for s in got]) if got else None) for p, got in samples.items()}
@@ -196,7 +199,6 @@ def check_clocks(plan, system_name: str, args, env: dict, domain: int) -> int | 
             print(f'[hil] part {plan.part}: clocks within {bound * 1e3:.3f} ms: {clocks}', file=sys.stderr, flush=True)
         return None
     print(f'hil run: {reason}', file=sys.stderr, flush=True)
-    from hil_nodes.cli.discovery import discovery_line
     summary = {'system': system_name, 'part': plan.part, 'split': plan.split, 'outcome': 'refused',
                'reason': reason, 'clocks': clocks or 'not measured', 'clock_bound_ms': f'{bound * 1e3:.3f}',
                'domain_id': domain, 'discovery': discovery_line(env)}
