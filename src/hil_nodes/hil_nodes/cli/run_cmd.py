@@ -35,7 +35,7 @@ from hil_nodes.bringup.plan import (HMI, bringup_plan, hmi_commands, namespaced_
 from hil_nodes.bringup.system import BringupError, apply_scenario, load_scenario, load_system
 from hil_nodes.bringup.parts import PartsError, split_of, supervisor_part
 from hil_nodes.cli.discovery import discovery_line, dds_env
-from hil_nodes.cli.part_clock import PartClock
+from hil_nodes.cli.part_clock import PartClock, check_clocks
 from hil_nodes.cli.part_run import run_part
 
 
@@ -149,6 +149,10 @@ def run(args) -> int:
     except BringupError as exc:
         print(f'hil run: {exc}', file=sys.stderr)
         return 2
+    # real time across hosts: the other parts' clocks first, before anything starts (docs/realtime.md)
+    refused = check_clocks(plan, system.name, args, env, domain)
+    if refused is not None:
+        return refused
     if plan.part and 'supervisor' not in {s.name for s in specs}:     # another host drives the run
         return run_part(args, system, plan, commands, env, domain, run_dir, overrides)
     if plan.hmi is not None:
