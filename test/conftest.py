@@ -45,3 +45,27 @@ def artifacts_dir():
     root = os.path.join(os.path.dirname(os.path.dirname(__file__)), 'test-artifacts')
     os.makedirs(root, exist_ok=True)
     return root
+
+
+# Files whose tests judge wall-clock behaviour (a real-time run, rates on the wall clock, a
+# watchdog in wall time, a lockstep stall limit of 0.75 wall s): `make test` runs them alone, after
+# the rest has run on two workers (docs/testing.md). On two workers, each starting graphs of
+# several processes on this 2-core machine, a process waited for a core long enough to trip them.
+SERIAL_FILES = {
+    'test/system/test_lab_qos.py': 'a real-time run of the whole graph',
+    'test/system/test_link_down.py': 'a real-time run over two emulated hosts',
+    'test/system/test_two_hosts.py': 'a real-time run split over two parts (the supervisor gone)',
+    'test/system/test_hil_run_hexafloat.py': "the supervisor's stall limit (0.75 wall s) in lockstep",
+    'test/system/test_hil_run_hmi.py': "the HMI's process in a real-time run",
+    'test/nodes/test_ft_sensor_netft.py': 'Net F/T rates on the wall clock',
+    'test/nodes/test_netft_loopback.py': 'Net F/T rates on the wall clock',
+    'test/nodes/test_mock_watchdog_node.py': "the drives' watchdog in wall time",
+    'test/nodes/test_mock_iiwa_node.py': "the iiwa drives' brake in wall time",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for item in items:
+        if os.path.relpath(str(item.fspath), root) in SERIAL_FILES:
+            item.add_marker(pytest.mark.serial)

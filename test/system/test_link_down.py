@@ -17,8 +17,9 @@ supervisor, the recorder) on host b. In RUNNING the veth link is set down for 1 
 * both parts exit 1 and leave no process on the domain, no namespace and no Fast DDS file of
   their domain in this machine's /dev/shm.
 
-Both hosts run with the DDS setting docs/lab.md asks for between hosts: UDP sends that never
-block (Fast DDS ``non_blocking_send``). Without it a link that loses its carrier blocks the chain's
+Both hosts run with the profile `hil run` gives every process across hosts
+(config/fastdds_hosts.xml, ``hil_nodes.cli.discovery``): UDP sends that never block (Fast DDS
+``non_blocking_send``). Without it a link that loses its carrier blocks the chain's
 process in its next send to the other host (the kernel queues the datagrams for the lost
 neighbour against the socket's send buffer): here the whole chain stood still for 0.7 s and the
 supervisor named a node of its own process, not the lost part.
@@ -58,32 +59,6 @@ COMMAND_TIMEOUT = 0.5
 TIMEOUT = 300.0       # wall s for either part (a guard, not a figure)
 SHM = pathlib.Path('/dev/shm')
 
-PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
-<dds xmlns="http://www.eprosima.com">
-  <profiles>
-    <transport_descriptors>
-      <transport_descriptor>
-        <transport_id>hil_udp</transport_id>
-        <type>UDPv4</type>
-        <non_blocking_send>true</non_blocking_send>
-      </transport_descriptor>
-      <transport_descriptor>
-        <transport_id>hil_shm</transport_id>
-        <type>SHM</type>
-      </transport_descriptor>
-    </transport_descriptors>
-    <participant profile_name="hil_hosts" is_default_profile="true">
-      <rtps>
-        <userTransports>
-          <transport_id>hil_shm</transport_id>
-          <transport_id>hil_udp</transport_id>
-        </userTransports>
-        <useBuiltinTransports>false</useBuiltinTransports>
-      </rtps>
-    </participant>
-  </profiles>
-</dds>
-"""
 
 
 def planner_a_max() -> float:
@@ -176,9 +151,8 @@ def attempt(tmp_path, system: pathlib.Path, env: dict) -> dict:
 @pytest.mark.timeout(ATTEMPTS * TIMEOUT)
 def test_link_down_in_a_realtime_run(tmp_path):
     system = system_file(tmp_path)
-    profile = tmp_path / 'fastdds_hosts.xml'
-    profile.write_text(PROFILE)
-    env = dict(os.environ, FASTDDS_DEFAULT_PROFILES_FILE=str(profile))
+    env = dict(os.environ)
+    env.pop('FASTDDS_DEFAULT_PROFILES_FILE', None)      # hil run's own across hosts (cli.discovery)
     voids = []
     for i in range(ATTEMPTS):
         folder = tmp_path / f'attempt{i}'

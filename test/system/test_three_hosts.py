@@ -30,7 +30,7 @@ from netns_three import Hosts
 from hil_core.ft.filters import design_sos, group_delay_s
 from hil_core.transparency.run_analysis import analyse_run
 from hil_nodes.bringup.system import repo_root
-from hil_nodes.cli.report_cmd import admittance_model
+from hil_nodes.report.analysis import admittance_model
 from hil_nodes.report.bagdata import load_run
 
 pytestmark = pytest.mark.slow
