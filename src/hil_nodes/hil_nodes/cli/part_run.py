@@ -104,6 +104,7 @@ def run_part(args, system, plan, commands, env, domain, run_dir, overrides) -> i
     try:
         for name, cmd, extra_env in commands:
             group.start(name, cmd, extra_env)
+        group.wait_participants()                        # (hil_nodes.runtime.participant_ready)
         client = RunClient(domain, plan.namespace)       # after the forks (see `hil run`)
         exits = ExitWatch(client.node, commands)
         watch = PartWatch(client, [s.name for s in plan.hil_nodes if s.managed])

@@ -10,6 +10,7 @@ import subprocess
 import time
 
 from hil_core import shm_cleanup
+from hil_nodes.runtime import participant_ready
 
 _PR_SET_PDEATHSIG = 1
 
@@ -66,6 +67,19 @@ class ProcessGroup:
             if time.monotonic() > end:
                 return '', f'nothing said within {timeout:g} s'
             time.sleep(0.05)
+
+    def wait_participants(self, timeout: float = 60.0) -> list[str]:
+        """Wait until every process wrote that its DDS participant exists
+        (``runtime.participant_ready``), ended, or ``timeout`` wall s passed in all; the names of
+        those that did not say so (ended, or still starting)."""
+        end = time.monotonic() + timeout
+        missing = []
+        for name in self.procs:
+            found, _ = self.wait_for_line(name, f'^({re.escape(participant_ready.LINE)})$',
+                                          max(0.0, end - time.monotonic()))
+            if not found:
+                missing.append(name)
+        return missing
 
     def dead(self) -> dict[str, int]:
         return {n: p.returncode for n, p in self.procs.items() if p.poll() is not None}

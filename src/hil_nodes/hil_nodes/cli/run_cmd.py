@@ -26,12 +26,6 @@ from hil_core.supervision.link_latency import summary_line
 from hil_core.supervision.modes import HilMode
 from hil_nodes.cli.processes import ProcessGroup, clean_dead_shm
 from hil_nodes.cli.run_client import RunClient
-# Imported at the start, although only a recorded run's end needs it (about 1 CPU-s of scipy): with
-# this import made lazy, the two hosts' `hil` clients of a split run started about 1 s sooner and
-# never heard each other (no clock pong, no status of the other host's nodes) while the nodes
-# did; a 1.5 s sleep in its place hid it too. A start-up race of the clients' discovery, not
-# understood yet (bench/two_hosts.sh lockstep shows it: `clocks: not measured (no answer)`).
-from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
 from hil_nodes.runtime.process_exit import describe_exit
@@ -182,7 +176,10 @@ def run(args) -> int:
         # the client only now: its DDS participant starts threads, and a fork of a process with
         # threads may hang in the child's preexec_fn (ProcessGroup.start: a hil run once hung
         # for good that way when the client came first). A client that matches the graph late
-        # gets no CPU figure (RunMeter says so) rather than a wrong one.
+        # gets no CPU figure (RunMeter says so) rather than a wrong one. And only once the node
+        # processes have their DDS participants: made before them, the client was now and then
+        # never discovered (hil_nodes.runtime.participant_ready says when)
+        group.wait_participants()
         client = RunClient(domain, plan.namespace)
         if plan.part:      # the other hosts' clocks: offset and round trip (docs/lab.md)
             clock = PartClock(client.node, plan.part, [p for p in plan.parts if p != plan.part])
@@ -232,6 +229,9 @@ def run(args) -> int:
         whole = dataclasses.replace(plan, processes=plan.processes + plan.others)
         parameters = effective_parameters(whole.hil_nodes, write_overrides(whole, run_dir / 'all_parts_params.yaml')
                                           if plan.others else overrides)
+        # imported here: the designed rates read the report's configuration (scipy, about 1 CPU-s of
+        # imports), needed only once a run recorded; `hil plan` and the run's start go without it
+        from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
         rows, _ = run_accounting(bag_path, parameters, client.diag if client is not None else {})
         summary.update(accounting_summary(rows))
         # the namespace: the bag's topics are under it (hil_nodes.recorder.bag.bag_namespace)

@@ -58,7 +58,9 @@ def run_plain(make, label: str, args=None, refused: tuple = (ParameterError,), s
     import sys
     import rclpy
     from rclpy.executors import ExternalShutdownException
+    from hil_nodes.runtime import participant_ready
     rclpy.init(args=sys.argv if args is None else args)
+    participant_ready.announce()
     node = None
     try:
         node = make()

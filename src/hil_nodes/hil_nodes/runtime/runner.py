@@ -20,6 +20,7 @@ from rclpy.node import Node
 
 from hil_nodes.framework import base
 from hil_nodes.runtime import kernel_loads
+from hil_nodes.runtime import participant_ready
 from hil_nodes.runtime import rt_setup
 from hil_nodes.runtime.frame_loop import LOOP
 from hil_nodes.runtime.intra_process import BUS
@@ -125,6 +126,7 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
     rt_setup.fine_timer_slack()            # before any thread exists: they all inherit it
     kernel_loads.install_from_env()       # HIL_KERNEL_LOADS: record kernel loads after activation
     rclpy.init(args=sys.argv if args is None else args)
+    participant_ready.announce()           # `hil run` joins with its client after this (the module says why)
     factories = list(factories)
     BUS.enable(intra_process_wanted(len(factories)))
     PROCESS_CLOCKS.enable(BUS.enabled)     # one simulated clock for the process's nodes
