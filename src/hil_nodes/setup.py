@@ -22,6 +22,7 @@ NODES = [
     'hybrid_controller',
     'hmi',
     'joy_wrench',
+    'view_throttle',
 ]
 
 setup(

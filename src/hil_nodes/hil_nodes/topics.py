@@ -83,6 +83,24 @@ HYBRID_EFFORT_COMMANDS = 'effort_controller/commands'   # std_msgs/Float64MultiA
 HYBRID_REFERENCE = 'hybrid_controller/reference'        # sensor_msgs/JointState (desired joints)
 
 
+# --- the operator's view (docs/hmi.md): the view throttle's copies of the 400 Hz streams the HMI
+# draws, the newest message of each at the HMI's view rate (hil_nodes.view_throttle), same types.
+# In the one-process container the throttle takes the streams from the intra-process bus, so no
+# reader outside the process is left on a full-rate stream; `hil run --hmi` remaps the HMI's
+# reading of each stream to its copy here.
+HMI_JOINT_STATES = 'hmi/joint_states'                        # sensor_msgs/JointState
+HMI_TF = 'hmi/tf'                                            # tf2_msgs/TFMessage: the newest transform of every child frame
+HMI_FT_WRENCH = 'hmi/ft_sensor/wrench'                       # geometry_msgs/WrenchStamped
+HMI_PLANNER_SAFE_REFERENCE = 'hmi/planner/safe_reference'    # geometry_msgs/PoseStamped
+HMI_KINEMATICS_TCP_POSE = 'hmi/kinematics/tcp_pose'          # geometry_msgs/PoseStamped
+HMI_SPACE_EE_POSE = 'hmi/space_plant/ee_pose'                # geometry_msgs/PoseStamped
+# full-rate stream -> its throttled copy (space_plant/ee_setpoint is not one: the operator's own
+# command, a few messages a run, read as it is)
+VIEW_STREAMS = {JOINT_STATES: HMI_JOINT_STATES, TF: HMI_TF, FT_WRENCH: HMI_FT_WRENCH,
+                PLANNER_SAFE_REFERENCE: HMI_PLANNER_SAFE_REFERENCE, KINEMATICS_TCP_POSE: HMI_KINEMATICS_TCP_POSE,
+                SPACE_EE_POSE: HMI_SPACE_EE_POSE}
+
+
 def controller_command_topic(controller: str, trajectory: bool) -> str:
     """A ros2_control controller's command topic (its ``~/joint_trajectory`` or ``~/commands``),
     relative as the controller's own name is, e.g. ``hexapod_controller/joint_trajectory`` =

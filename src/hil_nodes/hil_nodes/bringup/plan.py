@@ -29,7 +29,13 @@ name and command line is what it was without the option.
 The operator's web HMI (``hmi=True``, docs/hmi.md) is a process of the plan of its own kind
 ('hmi'): never in the one-process container, not managed, not watched by the supervisor (no
 heartbeat; its death is not a node's death), no real-time priority, no sim time; it reads the
-graph's drained copies and is in no frame's chain.
+graph's drained copies and is in no frame's chain. With it comes the view throttle
+(``view_throttle``, kind 'hil', last): the newest message of each stream the HMI draws at its
+view rate, on the ``hmi/...`` copies of ``topics.VIEW_STREAMS``; in the one-process container
+(the graph's own process, where it takes the streams from the intra-process bus, so no reader
+outside the process is left on a 400 Hz stream), a process of its own with ``--isolated``. It is
+not managed and not monitored (a viewer's helper, like the HMI); the HMI's reading of each
+stream is remapped to its copy (``view_remappings``).
 """
 from __future__ import annotations
 
@@ -56,6 +62,9 @@ MODES = ('mock', 'hardware')
 RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder', managed=True, rt_rank=None)
 CONTROLLER_MANAGER = 'controller_manager'   # ros2_control_node's node name; spawners address it
 HMI = 'hmi'                                 # the HMI's node and process name (kind 'hmi')
+# the HMI's view streams at its view rate (docs/hmi.md): a plain node of the graph, no deadline
+VIEW_THROTTLE = NodeSpec(name='view_throttle', package='hil_nodes', executable='view_throttle', managed=False,
+                         rt_rank=None)
 
 
 @dataclass(frozen=True)
@@ -259,6 +268,12 @@ def hmi_spec(desc: SystemDescription, hardware: bool, port: int, host: str, toke
                     rt_rank=None, kind='hmi')
 
 
+def view_remappings() -> dict[str, str]:
+    """The HMI's remappings with the view throttle: each full-rate stream it draws read from its
+    throttled copy (relative both: rcl resolves them in the graph's namespace)."""
+    return dict(topics.VIEW_STREAMS)
+
+
 def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | None = None, *, mode: str = 'mock',
                  lockstep: bool | None = None, record: str | os.PathLike | None = None, rt: bool = False,
                  time_scale: float | None = None, duration: float | None = None, seed: int = 0,
@@ -367,10 +382,15 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
         planned.append(replace(spec, parameters=p, env=env, remappings=remappings, namespace=ns))
     first = []
     if hmi:      # first: its page is up (and its address said) before the graph starts
-        if any(spec.name == HMI for spec in planned):
-            raise BringupError(f'hmi: {desc.name} has a node named {HMI!r} already')
+        for name in (HMI, VIEW_THROTTLE.name):
+            if any(spec.name == name for spec in planned):
+                raise BringupError(f'hmi: {desc.name} has a node named {name!r} already')
         first = [replace(hmi_spec(desc, hardware, hmi_port, hmi_host, hmi_token), namespace=ns,
-                         remappings=dict(clock))]
+                         remappings={**clock, **view_remappings()})]
+        # last: in the container after the chain's nodes (its subscriptions after theirs); no
+        # real-time request of its own (one process takes its nodes' highest)
+        planned.append(replace(VIEW_THROTTLE, namespace=ns, remappings=dict(clock),
+                               env={'ROS_STATIC_PEERS': static_peers(peers)} if peers else {}))
     if peers:
         first = [replace(s, env={**s.env, 'ROS_STATIC_PEERS': static_peers(peers)}) for s in first]
         lab = [replace(s, env={**s.env, 'ROS_STATIC_PEERS': static_peers(peers)}) for s in lab]

@@ -7,7 +7,11 @@ node in a process of its own, outside every frame's chain:
   for a resend, whatever the writer offers), latched topics (/hil/mode, /tf_static,
   /robot_description) reliable and transient local to get their history;
 * of a 400 Hz stream it deserializes only the newest message a tick (/tf: every message, each
-  carries other frames); the scene is redrawn only while a browser is connected;
+  carries other frames); the scene is redrawn only while a browser is connected. Started with
+  the run (``hil run --hmi``, ``hmi:=true``), the plan remaps each of those streams to the view
+  throttle's copy at the view rate (hil_nodes.view_throttle, ``topics.VIEW_STREAMS``), so no
+  reader of the HMI is left on a 400 Hz stream of the graph; started by hand it reads them as
+  they are;
 * it never subscribes to /hil/frame (a reader there makes the real-time supervisor publish
   frames at 400 Hz) nor to the marker topics (built only for a reader);
 * its buttons call /hil/start, /hil/stop, /hil/reset and /hil/estop (std_srvs/Trigger). A click

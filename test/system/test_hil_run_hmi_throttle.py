@@ -1,0 +1,68 @@
+"""`hil run hexafloat --hmi` (one process for the graph, lockstep paced at real time): the HMI's
+readers are on the view throttle's copies and on none of the 400 Hz streams, so the container
+writes no stream into DDS for it; the copies come at most at the view rate over the test's own
+window (30 Hz, the HMI's view_rate, the throttle's default), the joint states with every slider
+and /hmi/tf with the platform and every leg frame of the Hexaslide, as the HMI draws them."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
+
+from hil_nodes import qos, topics
+from hil_nodes.hmi.params import PARAMS as HMI_PARAMS
+
+pytestmark = pytest.mark.slow
+
+VIEW_RATE = next(p.default for p in HMI_PARAMS if p.name == 'view_rate')
+SUB = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+
+
+def _readers(node, topic: str) -> set[str]:
+    return {info.node_name for info in node.get_subscriptions_info_by_topic(topics.resolve(topic))}
+
+
+def test_the_hmi_reads_the_throttled_copies_only(ros, domain_id):
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    run = subprocess.Popen([sys.executable, '-m', 'hil_nodes.cli.main', 'run', 'hexafloat', '--lockstep',
+                            '--time-scale', '1.0', '--duration', '12', '--hmi', '--hmi-port', '0',
+                            '--domain-id', str(domain_id), '--quiet'], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        modes = ros.collect(String, topics.HIL_MODE, qos.latched(20))
+        states = ros.collect(JointState, topics.HMI_JOINT_STATES, SUB)
+        tf = ros.collect(TFMessage, topics.HMI_TF, SUB)
+        ros.spin_until(lambda: modes and modes[-1].data == 'RUNNING', timeout=240, what='RUNNING')
+        ros.spin_until(lambda: states and tf, timeout=60, what='the throttled copies')
+        # the HMI's readers (its node and its polled readers' node: names with 'hmi') on every copy,
+        # on none of the full-rate streams
+        node = ros.node
+        ros.spin_until(lambda: all(any('hmi' in n for n in _readers(node, c)) for c in topics.VIEW_STREAMS.values()),
+                       timeout=30, what="the HMI's readers on the copies")
+        for stream in topics.VIEW_STREAMS:
+            assert not any('hmi' in n for n in _readers(node, stream)), (stream, _readers(node, stream))
+
+        n0, start = len(states), time.monotonic()
+        ros.spin_for(3.0)
+        window, n = time.monotonic() - start, len(states) - n0
+        assert modes[-1].data == 'RUNNING', [m.data for m in modes]
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGINT)
+            try:
+                run.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(run.pid, signal.SIGKILL)
+                run.wait()
+    # at most the view rate over the window (+1: a tick at each end), and heard (the lockstep
+    # graph paced at real time publishes 400 joint states a second)
+    assert 0 < n <= VIEW_RATE * window + 1, (n, window)
+    assert set(states[-1].name) == {f'slider_{i}' for i in range(1, 7)}
+    frames = {t.child_frame_id for msg in tf for t in msg.transforms}
+    assert {'tcp', *(f'leg_{i}' for i in range(1, 7))} <= frames, frames      # the platform, the legs
