@@ -200,7 +200,8 @@ def test_rviz_is_included_from_the_installed_share(monkeypatch):
 def test_hmi_true_adds_the_hmi_as_a_node_of_its_own(monkeypatch, layout):
     """hmi:=true hmi_port:=... hmi_host:=... hmi_token:=...: one plain Node running hil_nodes' hmi
     console script with the plan's values, in both layouts (never inside the container), before
-    the graph; the container hosts exactly the nodes it hosts without the HMI."""
+    the graph; the container hosts exactly the nodes it hosts without the HMI plus the view
+    throttle (hil_nodes.view_throttle), its own process in the isolated layout."""
     actions, _ = _run(monkeypatch, system='hexafloat', duration='5', layout=layout, hmi='true', hmi_port='8777',
                       hmi_host='0.0.0.0', hmi_token='tok')
     nodes = [a for a in actions if a.kind in ('Node', 'LifecycleNode')]
@@ -212,7 +213,11 @@ def test_hmi_true_adds_the_hmi_as_a_node_of_its_own(monkeypatch, layout):
     assert hmi.kw['additional_env'] == {} and hmi.kw['ros_arguments'] is None
     without, _ = _run(monkeypatch, system='hexafloat', duration='5', layout=layout)
     others = [(a.kind, a.kw['executable'], a.kw['arguments'], a.kw['name']) for a in without if a.kind in ('Node', 'LifecycleNode')]
-    assert [(a.kind, a.kw['executable'], a.kw['arguments'], a.kw['name']) for a in nodes[1:]] == others
+    expected = [(k, e, a + ['--node', 'hil_nodes.view_throttle.node:view_throttle'] if e == 'container' else a, n)
+                for k, e, a, n in others]
+    if layout == 'isolated':
+        expected.append(('Node', 'view_throttle', [], 'view_throttle'))
+    assert [(a.kind, a.kw['executable'], a.kw['arguments'], a.kw['name']) for a in nodes[1:]] == expected
     with pytest.raises(Exception, match='true/false'):
         _run(monkeypatch, system='hexafloat', hmi='maybe')
 

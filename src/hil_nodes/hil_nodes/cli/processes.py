@@ -37,7 +37,8 @@ class ProcessGroup:
     def start(self, name: str, cmd: list[str], extra_env: dict[str, str] | None = None) -> subprocess.Popen:
         log = (self.log_dir / f'{name}.log').open('w')
         self._logs.append(log)
-        proc = subprocess.Popen(cmd, env={**self.env, **(extra_env or {})}, stdout=log, stderr=subprocess.STDOUT,
+        env = {**self.env, **(extra_env or {}), participant_ready.ENV: '1'}     # it says when it joined DDS
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, preexec_fn=_die_with_parent)
         self.procs[name] = proc
         return proc

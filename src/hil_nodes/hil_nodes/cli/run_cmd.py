@@ -26,11 +26,16 @@ from hil_core.supervision.link_latency import summary_line
 from hil_core.supervision.modes import HilMode
 from hil_nodes.cli.processes import ProcessGroup, clean_dead_shm
 from hil_nodes.cli.run_client import RunClient
+# Imported at the start, although only a recorded run's end needs it (about 1 CPU-s of scipy): made
+# lazy, `hil run` started about 1 s sooner, and the parts' clock check on one machine
+# (test_clock_refusal) then never heard the other part: a start-up race of DDS discovery between
+# the `hil` processes that is not understood yet (runtime.participant_ready is the other one found)
+from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
 from hil_nodes.runtime.process_exit import describe_exit
 from hil_nodes import topics
-from hil_nodes.bringup.plan import (HMI, bringup_plan, hmi_commands, namespaced_files, process_commands,
+from hil_nodes.bringup.plan import (HMI, VIEW_THROTTLE, bringup_plan, hmi_commands, namespaced_files, process_commands,
                                    write_overrides)
 from hil_nodes.bringup.system import BringupError, apply_scenario, load_scenario, load_system
 from hil_nodes.bringup.parts import PartsError, split_of, supervisor_part
@@ -183,7 +188,7 @@ def run(args) -> int:
         client = RunClient(domain, plan.namespace)
         if plan.part:      # the other hosts' clocks: offset and round trip (docs/lab.md)
             clock = PartClock(client.node, plan.part, [p for p in plan.parts if p != plan.part])
-        meter = RunMeter({name: proc.pid for name, proc in group.procs.items()}, apart=(HMI,))
+        meter = RunMeter({name: proc.pid for name, proc in group.procs.items()}, apart=(HMI, VIEW_THROTTLE.name))
         exits = ExitWatch(client.node, commands)     # the graph's processes: the HMI is none of them
         outcome, run_fault = _follow(client, group, args, meter, exits, _frame_period(specs, overrides), hmi_exit)
         if outcome == 'fault':   # the stop runs to its end before anything is deactivated
@@ -229,9 +234,6 @@ def run(args) -> int:
         whole = dataclasses.replace(plan, processes=plan.processes + plan.others)
         parameters = effective_parameters(whole.hil_nodes, write_overrides(whole, run_dir / 'all_parts_params.yaml')
                                           if plan.others else overrides)
-        # imported here: the designed rates read the report's configuration (scipy, about 1 CPU-s of
-        # imports), needed only once a run recorded; `hil plan` and the run's start go without it
-        from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
         rows, _ = run_accounting(bag_path, parameters, client.diag if client is not None else {})
         summary.update(accounting_summary(rows))
         # the namespace: the bag's topics are under it (hil_nodes.recorder.bag.bag_namespace)

@@ -30,11 +30,11 @@ NODES = {
     'admittance': 'hil_nodes', 'ft_sensor': 'hil_nodes', 'planner': 'hil_nodes', 'timebase': 'hil_nodes',
     'kinematics': 'hil_nodes', 'supervisor': 'hil_nodes', 'space_plant': 'hil_nodes',
     'hybrid_controller': 'hil_nodes', 'recorder': 'hil_nodes', 'hmi': 'hil_nodes',
-    'joy_wrench': 'hil_nodes',
+    'joy_wrench': 'hil_nodes', 'view_throttle': 'hil_nodes',
     'mock_hardware': 'hil_sim', 'mock_ft': 'hil_sim', 'reference_source': 'hil_sim', 'reference_faults': 'hil_sim',
 }
 # plain rclpy nodes, not HilLifecycleNodes: each declares its own table only (no common parameters)
-STANDALONE = frozenset({'supervisor', 'hmi', 'joy_wrench'})
+STANDALONE = frozenset({'supervisor', 'hmi', 'joy_wrench', 'view_throttle'})
 COMMON_PAGE = 'common'
 PAGES_DIR = pathlib.Path('docs') / 'parameters'
 COMMAND = 'python -m hil_nodes.framework.param_docs'
