@@ -56,6 +56,7 @@ SERIAL_FILES = {
     'test/system/test_link_down.py': 'a real-time run over two emulated hosts',
     'test/system/test_two_hosts.py': 'a real-time run split over two parts (the supervisor gone)',
     'test/system/test_hil_run_hexafloat.py': "the supervisor's stall limit (0.75 wall s) in lockstep",
+    'test/system/test_two_namespaces.py': 'two lockstep graphs at once: the stall limit (a rig faulted beside the other worker)',
     'test/system/test_hil_run_hmi.py': "the HMI's process in a real-time run",
     'test/nodes/test_ft_sensor_netft.py': 'Net F/T rates on the wall clock',
     'test/nodes/test_netft_loopback.py': 'Net F/T rates on the wall clock',

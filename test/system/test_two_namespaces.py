@@ -62,7 +62,7 @@ def runs(tmp_path_factory):
 
 def test_both_rigs_run_clean_in_one_domain(runs):
     for ns, (code, summary, err) in runs.items():
-        assert code == 0, (ns, err[-3000:])
+        assert code == 0, (ns, summary.get('fault_reason'), err[-3000:])
         assert summary['outcome'] == 'done' and summary['namespace'] == ns
         assert summary['modes'].split(' -> ')[-4:] == ['SYNCHRONIZING', 'RUNNING', 'RETURNING_HOME', 'IDLE']
         assert summary['late_commands'] == '0' and summary['faults'] == '0', (ns, summary)
