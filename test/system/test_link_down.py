@@ -179,7 +179,10 @@ def test_link_down_in_a_realtime_run(tmp_path):
     # (the part's modes may end at RUNNING: the latched FAULT went out while the link was down and
     # is not always redelivered; the supervisor's status, read again once the link is back, says it)
     assert hw_code == 1, hw_err[-3000:]
-    assert hw['outcome'] == 'fault' and 'RUNNING' in hw['modes'] and hw['reason'] == reason, hw
+    # its reason: the supervisor's FAULT, heard once the link is back, or, when the chain's
+    # shutdown did not reach it within its liveness limit after that, its own end (part_run)
+    assert hw['outcome'] == 'fault' and 'RUNNING' in hw['modes'], hw
+    assert hw['reason'] in (reason, 'the supervisor (part chain) was gone for 3 s before the run ended'), hw
     assert int(hw['watchdog_trips']) == 1 and hw['watchdog_reason'].startswith('no valid command for '), hw
     assert 0.0 < float(hw['stop_peak_d2p']) <= planner_a_max() + 1e-9, hw['stop_peak_d2p']
     assert hw['link_latency'].startswith('p50 '), hw['link_latency']
