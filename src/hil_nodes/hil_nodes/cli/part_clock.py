@@ -47,6 +47,7 @@ SHIFT_ENV = 'HIL_TEST_CLOCK_SHIFT_S'    # tests only (module docstring)
 QUIET = 0.5          # wall s without a ping of another part: it has its samples (the check lingers)
 LINGER_MAX = 5.0     # wall s the check answers pings at most once it has its own samples
 FRAME_DEFAULT = 0.0025
+FINISH_S = 3.0       # wall s a launcher waits for its missing samples before the shutdown
 
 
 def test_shift_ns() -> int:
@@ -84,6 +85,20 @@ class PartClock:
     @property
     def done(self) -> bool:
         return all(len(s) >= self.wanted for s in self.samples.values())
+
+    def wait_done(self, spin, limit: float) -> None:
+        """Spin (``spin(timeout)``) until this part has its samples and the others stopped pinging
+        (they have theirs: a part pings until it has), or ``limit`` wall s passed. The launcher
+        that shuts the run down calls it first: a client that discovered the others late (a
+        second or two across hosts, now and then) still gets its samples, and so do theirs."""
+        end = time.monotonic() + limit
+        while time.monotonic() < end and not (self.done and self.others_quiet()):
+            spin(0.05)
+
+    def others_quiet(self) -> bool:
+        """No other part pinged for ``QUIET`` wall s (each has its samples, or is gone)."""
+        now = time.monotonic()
+        return all(now - t > QUIET for t in self.last_ping.values())
 
     def _now(self) -> int:
         return time.time_ns() + self._shift

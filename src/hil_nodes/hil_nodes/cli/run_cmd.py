@@ -40,7 +40,7 @@ from hil_nodes.bringup.plan import (HMI, VIEW_THROTTLE, bringup_plan, hmi_comman
 from hil_nodes.bringup.system import BringupError, apply_scenario, load_scenario, load_system
 from hil_nodes.bringup.parts import PartsError, split_of, supervisor_part
 from hil_nodes.cli.discovery import discovery_line, dds_env
-from hil_nodes.cli.part_clock import PartClock, check_clocks
+from hil_nodes.cli.part_clock import FINISH_S as CLOCK_FINISH_S, PartClock, check_clocks
 from hil_nodes.cli.part_run import run_part
 
 
@@ -198,6 +198,8 @@ def run(args) -> int:
         alive = ['supervisor'] if exits.supervisor_alive else []
         # the drives' last status carries the frame counters, whichever host they run on
         client.wait_fresh_diagnostics([s.name for s in specs + list(plan.others) if s.clock_owner] + alive)
+        if clock is not None:     # the other parts answer until the shutdown below: let the exchange end
+            clock.wait_done(client.spin_once, CLOCK_FINISH_S)
         if exits.supervisor_alive:
             ok, message = client.call_trigger(topics.HIL_SHUTDOWN, timeout=30.0)
             if not ok:
