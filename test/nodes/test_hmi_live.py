@@ -9,7 +9,6 @@ own window: the HMI opens it again, and one mouse click on EMERGENCY STOP, where
 shows it, puts the system in FAULT."""
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from hil_nodes import qos, topics
+from hil_nodes.cli.processes import interrupt
 from hil_nodes.hmi.headless import HeadlessPage, find_browser
 
 pytestmark = pytest.mark.skipif(find_browser() is None, reason='no chromium on PATH (apt-get install chromium): '
@@ -32,16 +32,6 @@ def _start(args, domain_id):
                PYTHONUNBUFFERED='1')
     return subprocess.Popen([sys.executable, '-m', 'hil_nodes.cli.main', *args], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
-
-
-def _stop(proc, timeout=20.0):
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def _platform_pixels(png: bytes) -> tuple[int, int]:
@@ -142,5 +132,5 @@ def test_live_page_shows_the_graph_and_calls_the_supervisor(ros, domain_id, arti
             until(lambda text: modes[-1].data == 'FAULT' and 'Mode: FAULT' in text and 'estop accepted' in text,
                   'FAULT after EMERGENCY STOP')
     finally:
-        _stop(hmi)
-        _stop(graph)
+        interrupt(hmi, 20.0)
+        interrupt(graph, 20.0)

@@ -38,7 +38,43 @@ def _ip(*args: str) -> None:
     subprocess.run(['ip', *args], check=True, capture_output=True, text=True)
 
 
-class TwoHosts:
+class EmulatedHosts:
+    """What every set of emulated hosts does: start a process on a host, stop them all and delete
+    the namespaces. ``ns`` maps a host to its namespace; ``extra_namespaces`` are the others
+    (a bridge's)."""
+
+    ns: dict[str, str]
+    extra_namespaces: tuple[str, ...] = ()
+    procs: list[subprocess.Popen]
+
+    def popen(self, host: str, argv: list[str], env: dict[str, str], out, err) -> subprocess.Popen:
+        """``argv`` on ``host``, in a mount namespace of its own with a private /dev/shm."""
+        inner = 'mount -t tmpfs -o size=512m hilshm /dev/shm && exec "$@"'
+        cmd = ['ip', 'netns', 'exec', self.ns[host], 'unshare', '--mount', '--propagation', 'private',
+               'sh', '-c', inner, 'sh', *argv]
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, start_new_session=True)
+        self.procs.append(proc)
+        return proc
+
+    def close(self) -> None:
+        """Stop what runs in the namespaces (ours), then delete them (and the links with them)."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGINT)
+        end = time.monotonic() + 15.0
+        for proc in self.procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(max(0.1, end - time.monotonic()))
+        for ns in [*self.ns.values(), *self.extra_namespaces]:
+            pids = subprocess.run(['ip', 'netns', 'pids', ns], capture_output=True, text=True).stdout.split()
+            for pid in pids:           # started by this fixture only: nothing else runs in its namespaces
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), signal.SIGKILL)
+            subprocess.run(['ip', 'netns', 'del', ns], capture_output=True)
+
+
+class TwoHosts(EmulatedHosts):
     """Hosts ``a`` and ``b`` with addresses ``addr['a']``, ``addr['b']`` on one /24."""
 
     def __init__(self, multicast: bool = False):
@@ -62,32 +98,6 @@ class TwoHosts:
         except BaseException:
             self.close()
             raise
-
-    def popen(self, host: str, argv: list[str], env: dict[str, str], out, err) -> subprocess.Popen:
-        """``argv`` on ``host``, in a mount namespace of its own with a private /dev/shm."""
-        inner = 'mount -t tmpfs -o size=512m hilshm /dev/shm && exec "$@"'
-        cmd = ['ip', 'netns', 'exec', self.ns[host], 'unshare', '--mount', '--propagation', 'private',
-               'sh', '-c', inner, 'sh', *argv]
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, start_new_session=True)
-        self.procs.append(proc)
-        return proc
-
-    def close(self) -> None:
-        """Stop what runs in the namespaces (ours), then delete them (and the veth pair with them)."""
-        for proc in self.procs:
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGINT)
-        end = time.monotonic() + 15.0
-        for proc in self.procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(max(0.1, end - time.monotonic()))
-        for ns in self.ns.values():
-            pids = subprocess.run(['ip', 'netns', 'pids', ns], capture_output=True, text=True).stdout.split()
-            for pid in pids:           # started by this fixture only: nothing else runs in its namespaces
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(pid), signal.SIGKILL)
-            subprocess.run(['ip', 'netns', 'del', ns], capture_output=True)
 
 
 def hil_argv(*args: str) -> list[str]:

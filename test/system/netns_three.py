@@ -11,15 +11,11 @@ Needs root and iproute2 (as netns_hosts.py: ``unavailable()`` says why not).
 """
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
 import subprocess
-import time
 import uuid
 
-from netns_hosts import unavailable  # noqa: F401  (the same requirements)
+from netns_hosts import EmulatedHosts, unavailable  # noqa: F401  (unavailable: the same requirements)
 
 SUBNET = '10.218.{}.{}'
 
@@ -28,7 +24,7 @@ def _ip(*args: str) -> str:
     return subprocess.run(['ip', *args], check=True, capture_output=True, text=True).stdout
 
 
-class Hosts:
+class Hosts(EmulatedHosts):
     """Hosts ``names`` (e.g. 'abc') with addresses ``addr[name]`` on one /24, joined by a bridge."""
 
     def __init__(self, names: str = 'abc'):
@@ -37,6 +33,7 @@ class Hosts:
         self.names = tuple(names)
         self.ns = {h: f'hil{tag}{h}' for h in self.names}
         self.switch = f'hil{tag}sw'
+        self.extra_namespaces = (self.switch,)
         self.addr = {h: SUBNET.format(net, i + 1) for i, h in enumerate(self.names)}
         self.dev = {h: f'hv{tag}{h}' for h in self.names}          # the host's end
         self.port = {h: f'hp{tag}{h}' for h in self.names}         # its end at the bridge
@@ -77,29 +74,3 @@ class Hosts:
 
     def tx_packets(self, host: str) -> int:
         return int(self._stats(host)['tx']['packets'])
-
-    def popen(self, host: str, argv: list[str], env: dict[str, str], out, err) -> subprocess.Popen:
-        """``argv`` on ``host``, in a mount namespace of its own with a private /dev/shm."""
-        inner = 'mount -t tmpfs -o size=512m hilshm /dev/shm && exec "$@"'
-        cmd = ['ip', 'netns', 'exec', self.ns[host], 'unshare', '--mount', '--propagation', 'private',
-               'sh', '-c', inner, 'sh', *argv]
-        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, start_new_session=True)
-        self.procs.append(proc)
-        return proc
-
-    def close(self) -> None:
-        """Stop what runs in the namespaces (ours), then delete them with the links and the bridge."""
-        for proc in self.procs:
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGINT)
-        end = time.monotonic() + 15.0
-        for proc in self.procs:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(max(0.1, end - time.monotonic()))
-        for ns in [*self.ns.values(), self.switch]:
-            pids = subprocess.run(['ip', 'netns', 'pids', ns], capture_output=True, text=True).stdout.split()
-            for pid in pids:           # started by this fixture only: nothing else runs in its namespaces
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(int(pid), signal.SIGKILL)
-            subprocess.run(['ip', 'netns', 'del', ns], capture_output=True)

@@ -4,7 +4,6 @@ writes no stream into DDS for it; the copies come at most at the view rate over 
 window (30 Hz, the HMI's view_rate, the throttle's default), the joint states with every slider
 and /hmi/tf with the platform and every leg frame of the Hexaslide, as the HMI draws them."""
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from hil_nodes import qos, topics
+from hil_nodes.cli.processes import interrupt
 from hil_nodes.hmi.params import PARAMS as HMI_PARAMS
 
 pytestmark = pytest.mark.slow
@@ -53,13 +53,7 @@ def test_the_hmi_reads_the_throttled_copies_only(ros, domain_id):
         window, n = time.monotonic() - start, len(states) - n0
         assert modes[-1].data == 'RUNNING', [m.data for m in modes]
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGINT)
-            try:
-                run.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(run.pid, signal.SIGKILL)
-                run.wait()
+        interrupt(run)
     # at most the view rate over the window (+1: a tick at each end), and heard (the lockstep
     # graph paced at real time publishes 400 joint states a second)
     assert 0 < n <= VIEW_RATE * window + 1, (n, window)

@@ -5,7 +5,6 @@ moves along +y by the admittance model's static gain, F / k = 30 N / 5000 N/m = 
 (config/admittance.yaml: 5000 N/m in every translation; seed 000 section 5.1), computed here
 from the model's stiffness, not from the graph; the default load's impulses act along x only."""
 import os
-import signal
 import subprocess
 import sys
 
@@ -17,6 +16,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from hil_nodes import qos, topics
+from hil_nodes.cli.processes import interrupt
 from hil_nodes.msgs.convert import stamp_to_ns
 
 pytestmark = pytest.mark.slow
@@ -63,13 +63,7 @@ def test_a_joystick_push_moves_the_platform_by_the_static_gain(ros, domain_id):
                        what='3.5 s of sim time pushed')
         assert modes[-1].data == 'RUNNING', [m.data for m in modes]
     finally:
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGINT)
-            try:
-                run.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(run.pid, signal.SIGKILL)
-                run.wait()
+        interrupt(run)
     p = np.array(poses)
     t0 = pushing['from']
     settled = p[(p[:, 0] > t0 + 2.5) & (p[:, 0] <= t0 + 3.5)]

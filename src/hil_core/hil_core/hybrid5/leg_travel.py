@@ -61,18 +61,24 @@ class Stroke:
                 f'{self.lower[leg]:g}-{self.upper[leg]:g} m (the URDF limit)')
 
 
-def check_path(path, R: float, stroke: Stroke, what: str = 'the program') -> None:
-    """ValueError if the S-curve ``path`` (hil_core.hybrid5.trajectory.PathTrajectory) takes a
-    leg outside ``stroke`` anywhere along it."""
-    ks = np.unique(np.r_[np.arange(0, path.n_cycles, SAMPLE_CYCLES), path.n_cycles - 1])
-    (p, _, _), _ = path.sample_cycles(ks)
+def _check_points(p, R: float, stroke: Stroke, what: str, where) -> None:
+    """ValueError naming the first platform position of ``p`` (n x 3, m) that takes a leg outside
+    ``stroke``; ``where(row)`` says where along the motion that row is."""
     with np.errstate(invalid='ignore'):
         legs = kin.inverse(p, R)
     found = stroke.first_outside(legs)
     if found is not None:
         row, leg = found
-        raise ValueError(stroke.why(what, leg, legs[row, leg], f'at {ks[row] * path.Ts:.3f} s of its path '
-                                    f'(platform at x y z = {p[row, 0]:.4f} {p[row, 1]:.4f} {p[row, 2]:.4f} m)'))
+        at = f'x y z = {p[row, 0]:.4f} {p[row, 1]:.4f} {p[row, 2]:.4f} m'
+        raise ValueError(stroke.why(what, leg, legs[row, leg], where(row, at)))
+
+
+def check_path(path, R: float, stroke: Stroke, what: str = 'the program') -> None:
+    """ValueError if the S-curve ``path`` (hil_core.hybrid5.trajectory.PathTrajectory) takes a
+    leg outside ``stroke`` anywhere along it."""
+    ks = np.unique(np.r_[np.arange(0, path.n_cycles, SAMPLE_CYCLES), path.n_cycles - 1])
+    (p, _, _), _ = path.sample_cycles(ks)
+    _check_points(p, R, stroke, what, lambda row, at: f'at {ks[row] * path.Ts:.3f} s of its path (platform at {at})')
 
 
 def check_move(p0, p1, R: float, stroke: Stroke, what: str = 'the jog') -> None:
@@ -80,10 +86,4 @@ def check_move(p0, p1, R: float, stroke: Stroke, what: str = 'the jog') -> None:
     outside ``stroke``."""
     s = np.linspace(0.0, 1.0, JOG_SAMPLES)[:, None]
     p = np.asarray(p0, float)[None, :] * (1.0 - s) + np.asarray(p1, float)[None, :] * s
-    with np.errstate(invalid='ignore'):
-        legs = kin.inverse(p, R)
-    found = stroke.first_outside(legs)
-    if found is not None:
-        row, leg = found
-        raise ValueError(stroke.why(what, leg, legs[row, leg], f'at x y z = {p[row, 0]:.4f} {p[row, 1]:.4f} '
-                                    f'{p[row, 2]:.4f} m'))
+    _check_points(p, R, stroke, what, lambda row, at: f'at {at}')

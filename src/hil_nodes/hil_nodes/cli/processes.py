@@ -1,6 +1,7 @@
 """Start and stop the processes of a run; nothing may outlive `hil run` (no orphans)."""
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import pathlib
@@ -114,6 +115,20 @@ class ProcessGroup:
         # and the clean-up only ever takes the files of dead processes
         clean_dead_shm(self.log_dir / 'shm_cleanup.log')
         return killed
+
+
+def interrupt(proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Stop a process started in a session of its own (``start_new_session``) as Ctrl-C does:
+    SIGINT to its group, then SIGKILL if it has not ended within ``timeout`` s."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
 
 
 def clean_dead_shm(log: pathlib.Path | None = None, own: set[str] | None = None) -> int:

@@ -10,22 +10,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
 import time
 
+from hil_nodes.cli.processes import interrupt
 from hil_nodes.hmi.headless import HeadlessPage
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f'screenshot: {args.out} ({len(png)} bytes)')
         return 0
     finally:
-        _stop(run)
+        interrupt(run)
 
 
 if __name__ == '__main__':
