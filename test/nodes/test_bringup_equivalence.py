@@ -199,7 +199,7 @@ def test_hardware_values_netft_and_robot_address(tmp_path):
     mock = bringup_plan('hexafloat', mode='mock')
     # with the mock hardware the simulated sensor is read in-process (the system's mock_parameters)
     assert next(p for p in mock.processes if p.name == 'ft_sensor').parameters['source'] == 'sim'
-    from hil_nodes.bringup.plan import with_robot_address
+    from hil_nodes.bringup.lab_side import with_robot_address
     urdf = '<robot><ros2_control><hardware><param name="robot_address">0.0.0.0</param></hardware></ros2_control></robot>'
     assert '<param name="robot_address">172.31.1.147</param>' in with_robot_address(urdf, '172.31.1.147')
     with pytest.raises(BringupError, match='robot_address'):

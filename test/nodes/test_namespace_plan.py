@@ -15,8 +15,8 @@ from rclpy.node import Node
 from conftest import next_domain_id
 from hil_nodes import topics
 from hil_nodes.bringup.launch_plan import launch_entries
-from hil_nodes.bringup.plan import (bringup_plan, effective_parameters, graph_namespace, namespaced_files,
-                                    process_commands, write_overrides)
+from hil_nodes.bringup.names import graph_namespace
+from hil_nodes.bringup.plan import bringup_plan, effective_parameters, namespaced_files, process_commands, write_overrides
 from hil_nodes.bringup.system import BringupError, container_ros_args
 
 NS = '/rig_a'

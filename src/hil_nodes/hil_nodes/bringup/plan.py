@@ -42,9 +42,7 @@ from __future__ import annotations
 import datetime
 import os
 import pathlib
-import re
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import Any
@@ -53,6 +51,8 @@ import yaml
 
 from hil_nodes import topics
 from hil_nodes.bringup import parts as hosts
+from hil_nodes.bringup.lab_side import CONTROLLER_MANAGER, lab_processes
+from hil_nodes.bringup.names import graph_namespace, static_peers
 from hil_nodes.runtime import rt_setup
 from hil_nodes.bringup.system import (BringupError, NodeSpec, Scenario, SystemDescription, apply_scenario,
                                       container_ros_args, load_scenario, load_system, namespaced_params_file,
@@ -60,7 +60,6 @@ from hil_nodes.bringup.system import (BringupError, NodeSpec, Scenario, SystemDe
 
 MODES = ('mock', 'hardware')
 RECORDER = NodeSpec(name='recorder', package='hil_nodes', executable='recorder', managed=True, rt_rank=None)
-CONTROLLER_MANAGER = 'controller_manager'   # ros2_control_node's node name; spawners address it
 HMI = 'hmi'                                 # the HMI's node and process name (kind 'hmi')
 # the HMI's view streams at its view rate (docs/hmi.md): a plain node of the graph, no deadline
 VIEW_THROTTLE = NodeSpec(name='view_throttle', package='hil_nodes', executable='view_throttle', managed=False,
@@ -127,113 +126,6 @@ def _load(system, scenario) -> tuple[SystemDescription, Scenario | None]:
     if isinstance(scenario, str) and scenario:
         scenario = load_scenario(desc, scenario)
     return apply_scenario(desc, scenario or None), scenario or None
-
-
-def with_robot_address(urdf: str, address: str) -> str:
-    """The URDF with every <param name="robot_address"> of its <ros2_control> hardware set."""
-    pattern = re.compile(r'(<param\s+name\s*=\s*"robot_address"\s*>)[^<]*(</param>)')
-    if not pattern.search(urdf):
-        raise BringupError('robot_address given but the URDF has no <param name="robot_address"> in its '
-                           '<ros2_control> hardware block')
-    return pattern.sub(lambda m: m.group(1) + address + m.group(2), urdf)
-
-
-def _hardware_urdf(desc: SystemDescription, robot_address: str, robot_port: str) -> tuple[str, dict[str, str]]:
-    """(URDF text of the lab side, suite joint name -> lab joint name)."""
-    hw = desc.hardware
-    urdf = hw.robot_description.read_text()
-    if not hw.lbr:
-        if robot_port:
-            raise BringupError(f'robot_port:={robot_port}: {desc.name} is not an iiwa on lbr_fri_ros2_stack '
-                               '(its hardware block has no lbr:)')
-        return (with_robot_address(urdf, robot_address) if robot_address else urdf), {}
-    from hil_core.iiwa import lbr    # (no pinocchio: XML only)
-    name = hw.lbr['robot_name']
-    try:
-        urdf = lbr.hardware_urdf(urdf, name, robot_address or 'INADDR_ANY', robot_port or lbr.HARDWARE_DEFAULTS['port_id'],
-                                 hw.lbr['system_config'])
-    except ValueError as exc:
-        raise BringupError(f'{desc.name} on lbr_fri_ros2_stack: {exc}') from None
-    problems = lbr.check_block(urdf)
-    if problems:        # what SystemInterface::on_init would refuse: said here, before the lab starts
-        raise BringupError(f'{desc.name}: {lbr.PLUGIN} would refuse the block: {"; ".join(problems)}')
-    return urdf, lbr.joint_map(name)
-
-
-def _root_link(urdf: str) -> str:
-    """The URDF's root link: the one link no joint has as its child."""
-    robot = ET.fromstring(urdf)
-    children = {j.find('child').get('link') for j in robot.findall('joint')}
-    roots = [link.get('name') for link in robot.findall('link') if link.get('name') not in children]
-    if len(roots) != 1:
-        raise BringupError(f'the URDF has {len(roots)} root links {roots}, need one')
-    return roots[0]
-
-
-def lab_namespace(desc: SystemDescription, namespace: str = '') -> str:
-    """The lab processes' absolute namespace ('' = the root): the hardware's (lbr's for the iiwa)
-    below the graph's."""
-    hw = desc.hardware.namespace if desc.hardware is not None else ''
-    return topics.namespace(f'{namespace}/{hw}')
-
-
-def lab_parameters(desc: SystemDescription, urdf: str, joint_map: dict[str, str],
-                   namespace: str = '') -> dict[str, Any]:
-    """The params file of ros2_control_node's process: the controllers file's entries for the
-    controller manager and the system's controllers, keyed by their full node names (a
-    namespaced node does not take a plain ``controller_manager:`` key: rclcpp matches a key
-    against the node's full name), joint lists in the lab's names, and joint_state_broadcaster's
-    ``frame_id`` (upstream default ``base_link``, a link of none of the URDFs) the URDF's root
-    link."""
-    hw = desc.hardware
-    config = yaml.safe_load(hw.controllers_file.read_text()) or {}
-    prefix = f'{lab_namespace(desc, namespace)}/'
-    manager = dict((config.get(CONTROLLER_MANAGER) or {}).get('ros__parameters') or {})
-    # the controller manager knows the types of this system's controllers only
-    manager = {k: v for k, v in manager.items() if not isinstance(v, dict) or k in hw.controllers}
-    out = {f'{prefix}{CONTROLLER_MANAGER}': {'ros__parameters': manager}}
-    for ctrl in hw.controllers:
-        if not isinstance(manager.get(ctrl), dict):
-            raise BringupError(f'{desc.name}: controller {ctrl} has no type in {hw.controllers_file.name}')
-        values = dict((config.get(ctrl) or {}).get('ros__parameters') or {})
-        if 'joints' in values:
-            values['joints'] = [joint_map.get(j, j) for j in values['joints']]
-        if manager[ctrl].get('type') == 'joint_state_broadcaster/JointStateBroadcaster':
-            values['frame_id'] = _root_link(urdf)
-        out[f'{prefix}{ctrl}'] = {'ros__parameters': values}
-    return out
-
-
-def _lab_processes(desc: SystemDescription, robot_address: str,
-                   robot_port: str = '', namespace: str = '') -> tuple[list[NodeSpec], dict[str, Any]]:
-    """Hardware mode, as lbr_fri_ros2_stack's hardware.launch.py: robot_state_publisher with the
-    URDF, ros2_control_node with the controllers' parameters (it reads the URDF's <ros2_control>
-    block from robot_description), and one spawner per controller once ros2_control_node
-    started; all in the hardware's namespace (lbr's for the iiwa), below the graph's. Returns the
-    processes and ros2_control_node's params file (``lab_parameters``)."""
-    hw = desc.hardware
-    if hw is None:
-        raise BringupError(f'system {desc.name} has no hardware: block (mode:=hardware needs one)')
-    if not hw.controllers_file.is_file():
-        raise BringupError(f'{desc.name}: controllers file {hw.controllers_file} does not exist')
-    urdf, joint_map = _hardware_urdf(desc, robot_address, robot_port)
-    absolute = lab_namespace(desc, namespace)
-    ns = absolute if namespace else hw.namespace        # (at the root: 'lbr', as it always was)
-    clock = {'/clock': f'{namespace}/clock'} if namespace else {}
-    out = [NodeSpec(name='robot_state_publisher', package='robot_state_publisher', executable='robot_state_publisher',
-                    parameters={'robot_description': urdf, 'use_sim_time': False}, managed=False, kind='lab',
-                    remappings=dict(clock), namespace=ns),
-           NodeSpec(name=CONTROLLER_MANAGER, package='controller_manager', executable='ros2_control_node',
-                    parameters={'use_sim_time': False},
-                    remappings={**clock, '~/robot_description': f'{absolute}/robot_description'}, managed=False,
-                    kind='lab',
-                    namespace=ns)]
-    for ctrl in hw.controllers:
-        out.append(NodeSpec(name=f'spawner_{ctrl}', package='controller_manager', executable='spawner',
-                            arguments=(ctrl, '--controller-manager', f'{absolute}/{CONTROLLER_MANAGER}'),
-                            remappings=dict(clock), managed=False, kind='lab', start_after=CONTROLLER_MANAGER,
-                            namespace=ns))
-    return out, lab_parameters(desc, urdf, joint_map, namespace)
 
 
 def system_urdf(desc: SystemDescription, hardware: bool) -> str:
@@ -329,7 +221,7 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
         raise BringupError(f'{", ".join(given)}: given to the part that holds the supervisor ({home}), not to {part}')
     root = repo_root()
     bag_path = bag_path_for(record, desc.name, seed, stamp) if record else None
-    lab, lab_params = _lab_processes(desc, robot_address, str(robot_port or ''), ns) if hardware else ([], {})
+    lab, lab_params = lab_processes(desc, robot_address, str(robot_port or ''), ns) if hardware else ([], {})
     # every process of the graph hears its own clock (module docstring)
     clock = {'/clock': f'{ns}/clock'} if ns else {}
     nodes = ([RECORDER] if bag_path else []) + desc.select(use_mock=not hardware)
@@ -406,20 +298,6 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
                        others=tuple(s for s in processes if part and where[s.name] != part))
 
 
-_TOKEN = re.compile(r'[A-Za-z_][A-Za-z0-9_]*')
-
-
-def graph_namespace(namespace: str | None) -> str:
-    """A namespace argument as the plan holds it ('' = the root, else '/a/b'), checked as rcl
-    checks one (tokens of letters, digits and '_', not starting with a digit)."""
-    ns = topics.namespace(namespace)
-    bad = [t for t in ns.split('/')[1:] if not _TOKEN.fullmatch(t)]
-    if bad or '~' in str(namespace or '') or '{' in str(namespace or ''):
-        raise BringupError(f'namespace {namespace!r}: each part must be letters, digits and _, '
-                           'not starting with a digit (e.g. /rig_a)')
-    return ns
-
-
 def namespaced_files(plan: BringupPlan, directory: pathlib.Path) -> BringupPlan:
     """The plan with each hil process's parameter files rewritten under the graph's namespace
     into ``directory`` (``system.namespaced_params_file``); the plan itself without one."""
@@ -435,15 +313,6 @@ def namespaced_files(plan: BringupPlan, directory: pathlib.Path) -> BringupPlan:
                       for s in plan.processes)
     return replace(plan, processes=processes)
 
-
-
-def static_peers(peers: str) -> str:
-    """ROS_STATIC_PEERS (';'-separated, as rcl reads it) of a comma-separated address list."""
-    out = [a.strip() for a in peers.replace(';', ',').split(',') if a.strip()]
-    bad = [a for a in out if not re.fullmatch(r'[A-Za-z0-9.:\-\[\]/]+', a)]
-    if not out or bad:
-        raise BringupError(f'peers {peers!r}: comma-separated host names or addresses' + (f' ({bad})' if bad else ''))
-    return ';'.join(out)
 
 
 # ---- the `hil run` translation ------------------------------------------------------------------

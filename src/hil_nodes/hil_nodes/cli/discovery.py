@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 
 from hil_core.data_paths import config_file
-from hil_nodes.bringup.plan import static_peers
+from hil_nodes.bringup.names import static_peers
 
 PROFILE_VAR = 'FASTDDS_DEFAULT_PROFILES_FILE'
 HOSTS_PROFILE = 'fastdds_hosts.xml'

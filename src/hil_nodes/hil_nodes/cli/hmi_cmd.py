@@ -51,7 +51,7 @@ def _live(args) -> int:
     from hil_nodes.hmi import node
     overrides = [Parameter('host', value=args.host), Parameter('port', value=args.port),
                  Parameter('control_token', value=args.token), Parameter('urdf', value=args.urdf)]
-    from hil_nodes.bringup.plan import graph_namespace
+    from hil_nodes.bringup.names import graph_namespace
     from hil_nodes.bringup.system import BringupError
     try:
         ns = graph_namespace(args.namespace)
