@@ -22,7 +22,6 @@ import time
 
 import yaml
 
-from hil_core.supervision.link_latency import summary_line
 from hil_core.supervision.modes import HilMode
 from hil_nodes.cli.processes import ProcessGroup, clean_dead_shm
 from hil_nodes.cli.run_client import RunClient
@@ -33,6 +32,7 @@ from hil_nodes.cli.run_client import RunClient
 from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
+from hil_nodes.cli.run_summary import drives_name, fault_reason, link_latency, run_summary
 from hil_nodes.runtime.process_exit import describe_exit
 from hil_nodes import topics
 from hil_nodes.bringup.plan import (HMI, VIEW_THROTTLE, bringup_plan, hmi_commands, namespaced_files, process_commands,
@@ -213,7 +213,7 @@ def run(args) -> int:
         rt_line = rt_applied({n: p.pid for n, p in group.procs.items()}) if args.rt else 'not requested'
         own_shm = group.shm_units()
         killed = group.stop()
-        summary = _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed, run_fault)
+        summary = run_summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed, run_fault)
         if plan.part:
             summary.update(part=plan.part, split=plan.split, discovery=discovery_line(env),
                            clocks=clock.summary() if clock is not None else 'not measured')
@@ -223,7 +223,7 @@ def run(args) -> int:
             summary.update(meter.figures(client.sim_time))
             summary['rt'] = rt_line
         if client is not None:      # F/T sample -> the drives' receipt, across hosts (docs/lab.md)
-            summary['link_latency'] = _link_latency(client, plan, clock)
+            summary['link_latency'] = link_latency(client, plan, clock)
         if client is not None:
             client.close()
         # our own participant mapped the ports of the nodes it talked to: a dead node's port is
@@ -322,7 +322,7 @@ def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter, exits
         meter.observe(started and mode not in (HilMode.IDLE, HilMode.FAULT), _progress(client, frame_period))
         if mode == HilMode.FAULT:
             meter.stop()
-            print(f'hil run: FAULT: {_fault_reason(client)}', file=sys.stderr)
+            print(f'hil run: FAULT: {fault_reason(client)}', file=sys.stderr)
             return 'fault', ''
         if started and mode == HilMode.IDLE:
             meter.stop()
@@ -356,25 +356,10 @@ def _frame_period(specs, overrides) -> float:
     return 0.0025
 
 
-def _realtime_held(client: RunClient) -> str:
-    held = client.value('supervisor', 'realtime_held')
-    if not held:
-        return 'unknown (no health report)'
-    if held == 'True':
-        warnings = client.value('supervisor', 'health_warnings', '0')
-        return 'yes' if warnings in ('0', '') else f'yes, with {warnings} warning(s)'
-    return f"NO: {client.value('supervisor', 'realtime_reason') or 'see the supervisor status'}"
-
-
-def _hw_name(client: RunClient) -> str:
-    return 'mock_hexapod' if 'mock_hexapod' in client.diag else next(
-        (n for n in client.diag if n.startswith('mock_')), '')
-
-
 def _progress(client: RunClient, frame_period: float) -> tuple[int, float] | None:
     """(fresh statuses so far, sim s) of the run's progress: the mock hardware's integrated frames,
     or the supervisor's run time where no mock runs (hardware mode)."""
-    hw = _hw_name(client)
+    hw = drives_name(client)
     frames = client.progress(hw, 'frames') if hw else None
     if frames is not None:
         return frames[0], int(frames[1] or 0) * frame_period
@@ -387,70 +372,3 @@ def _drain(client: RunClient, seconds: float = 0.5) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         client.spin_once(0.05)
-
-
-def _count(value: str) -> int:
-    try:
-        return int(value or 0)
-    except ValueError:
-        return 0
-
-
-def _safety_events(client: RunClient, hw: str, lockstep: bool) -> str:
-    """What made the run unsafe short of a FAULT, i.e. a stall somewhere: a node that came back
-    after a heartbeat gap (the supervisor's stalls) or, in lockstep, a late command (the drives had
-    to act on their own, hold or brake, because a frame's command did not come at all; in real
-    time late frames are the supervisor's real-time health, judged by their share)."""
-    events = []
-    if _count(client.value('supervisor', 'stalls', '0')):
-        events.append(client.value('supervisor', 'stall_reason'))
-    late = _count(client.value(hw, 'late_commands', '0')) if lockstep else 0
-    if late:
-        events.append(f'{late} late command(s): the drives acted without a command')
-    return '; '.join(events) or 'none'
-
-
-def _link_latency(client: RunClient, plan, clock) -> str:
-    drives = _hw_name(client)
-    where = next((p for p, names in plan.parts.items() if drives in names), '')
-    apart = bool(plan.part) and bool(where) and where != plan.part
-    return summary_line(client.diag.get(drives), apart, clock.samples.get(where) if apart and clock else None)
-
-
-def _fault_reason(client: RunClient) -> str:
-    return client.value('supervisor', 'fault_reason') or client.diag_messages.get('supervisor', 'see logs')
-
-
-def _summary(system, args, domain, client, wall, outcome, bag_path, run_dir, killed, run_fault='') -> dict:
-    if client is None:   # interrupted before the system could be watched
-        return {'system': system.name, 'scenario': args.scenario or '', 'outcome': outcome, 'faults': '0',
-                'bag': str(bag_path) if bag_path else '', 'logs': str(run_dir / 'logs'),
-                'killed_processes': ','.join(killed)}
-    hw = _hw_name(client)
-    extra = {key.split('/')[1]: client.value(key.split('/')[0], key.split('/')[1]) for key in system.summary}
-    return {
-        'system': system.name,
-        'scenario': args.scenario or '',
-        'outcome': outcome,
-        'layout': 'isolated' if args.isolated else 'one-process',
-        'clock': 'lockstep' if args.lockstep else 'realtime',
-        'seed': args.seed,
-        'domain_id': domain,
-        **({'namespace': topics.namespace(args.namespace)} if topics.namespace(args.namespace) else {}),
-        'sim_time_s': f'{client.sim_time:.4f}',
-        'wall_time_s': f'{wall:.2f}',
-        'sim_per_wall': f'{client.sim_time / wall:.3f}' if wall > 0 else '0',
-        'frames': client.value(hw, 'frames', '0'),
-        'late_commands': client.value(hw, 'late_commands', '0'),
-        'rejected_commands': client.value(hw, 'rejected_commands', '0'),
-        'faults': '1' if run_fault else client.value('supervisor', 'faults', '1' if outcome == 'fault' else '0'),
-        'fault_reason': run_fault or (_fault_reason(client) if outcome == 'fault' else ''),
-        'modes': ' -> '.join(m for _, m in client.modes),
-        'safety_events': _safety_events(client, hw, args.lockstep),
-        # the supervisor's real-time health judgement over the run (never "clean" when not held)
-        'realtime_held': _realtime_held(client),
-        **extra,
-        'bag': str(bag_path) if bag_path else '',
-        'logs': str(run_dir / 'logs'),
-        'killed_processes': ','.join(killed),
-    }
