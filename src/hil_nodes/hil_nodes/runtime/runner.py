@@ -19,7 +19,7 @@ from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 
 from hil_nodes.framework import base
-from hil_nodes.runtime import kernel_loads
+from hil_nodes.runtime import caller_lookup, kernel_loads
 from hil_nodes.runtime import participant_ready
 from hil_nodes.runtime import rt_setup
 from hil_nodes.runtime.frame_loop import LOOP
@@ -140,6 +140,7 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
         # process: moved out of the garbage collector's generations, a full collection no longer
         # walks it. Without this a gen-2 collection stalled a busy node process for 50-200 ms,
         # long enough for the drives' watchdog to stop a real-time run.
+        caller_lookup.warm()        # the first log call's module scan, now rather than in a run
         gc.collect()
         gc.freeze()
         base.FREEZE_AFTER_ACTIVATION = True
