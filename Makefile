@@ -34,10 +34,11 @@ demo: warmup
 	$(VENV)/bin/hil run hexafloat --scenario impulse_3hz --record runs/demo
 	$(VENV)/bin/hil report "$$(ls -td runs/demo/*/ | head -n 1)"
 
-# The suite in one pytest process (timing-sensitive tests stay alone), then the fault matrix
-# (test/system/test_fault_matrix.py, docs/fault_matrix.md: 22 whole lockstep runs that kill, stop
-# or feed bad input to each node) on two workers, each row on its own DDS domain: about 6 + 2.5
-# minutes here.
+# The suite on two workers (one file to a worker), then the files judged on the wall clock, alone
+# (test/conftest.py SERIAL_FILES: real-time runs, watchdogs, the lockstep stall limit), then the
+# fault matrix (test/system/test_fault_matrix.py, docs/fault_matrix.md: 22 whole lockstep runs that
+# kill, stop or feed bad input to each node) on two workers, each row on its own DDS domain: about
+# 4.5 + 3 + 2.5 minutes here (docs/testing.md).
 test: warmup
 	$(PY) -m pytest -n 2 --dist loadfile -m "not fault_matrix and not serial"
 	$(PY) -m pytest -n 0 -m serial
