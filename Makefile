@@ -40,8 +40,8 @@ demo: warmup
 # kill, stop or feed bad input to each node) on two workers, each row on its own DDS domain: about
 # 4.5 + 3 + 2.5 minutes here (docs/testing.md).
 test: warmup
-	$(PY) -m pytest -n 2 --dist loadfile -m "not fault_matrix and not serial"
-	$(PY) -m pytest -n 0 -m serial
+	$(PY) -m pytest -n 2 --dist loadfile --durations=8 -m "not fault_matrix and not serial"
+	$(PY) -m pytest -n 0 --durations=8 -m serial
 	$(PY) -m pytest -n 2 --dist load -m fault_matrix test/system/test_fault_matrix.py
 
 # The fault matrix alone, one row after the other, with each row's figures and the table printed.
