@@ -223,7 +223,10 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
 
     def _flush(self) -> None:
         if self._bag_open():
-            self.bag.flush()
+            try:
+                self.bag.flush()
+            except OSError as exc:     # a full disk: the writer's failure shows here; the bag
+                self.status(ERROR, f'cannot write the bag: {exc}')   # refuses later writes (counted)
 
     def _rewrite_metadata(self) -> None:
         if self._bag_open():
@@ -259,7 +262,10 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
 
     def _close_bag(self) -> None:
         if self._bag_open():
-            self.bag.close()
+            try:
+                self.bag.close()
+            except OSError as exc:     # closed anyway (``recover_bag`` reads what it holds)
+                self.status(ERROR, f'cannot close the bag: {exc}')
             self._write_accounting(final=True)
 
     def _close(self) -> None:
