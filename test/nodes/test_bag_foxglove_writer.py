@@ -17,7 +17,6 @@ what a killed recorder leaves.
   later writes raise OSError, metadata.yaml stays the last good checkpoint's, and the file
   recovers to a prefix of the recording.
 """
-import importlib
 import os
 import pathlib
 import signal
@@ -29,27 +28,12 @@ import pytest
 import yaml
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
-from rclpy.serialization import serialize_message
 from rosbags.rosbag2 import Reader
 
 from hil_nodes.recorder.bag import CheckpointWriter, message_counts, read_messages, recover_bag, typestore
 
+from bag_samples import sample
 from test_bag_writer import LATCHED, RECORDED_TYPES, T0, VOLATILE, plain, read_rosbags_raw, rosidl_hash
-
-def sample(msgtype: str, k: int) -> bytes:
-    """A message of ``msgtype`` (rclpy's class, its defaults) whose content depends on ``k``: its
-    header stamp and frame, a string or an array; serialized by rclpy, as the recorder gets it."""
-    pkg, kind, name = msgtype.split('/')
-    msg = getattr(importlib.import_module(f'{pkg}.{kind}'), name)()
-    if hasattr(msg, 'header'):
-        msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id = k, 7 * k, f'frame_{k}'
-    if msgtype == 'sensor_msgs/msg/JointState':   # (rclpy leaves trailing bytes after empty double arrays)
-        msg.name, msg.position, msg.velocity, msg.effort = ['j1', 'j2'], [0.1 * k, -0.2], [0.0, 1.0], [float(k), 0.0]
-    elif msgtype == 'std_msgs/msg/String':
-        msg.data = f'status {k}'
-    elif msgtype == 'std_msgs/msg/Float64MultiArray':
-        msg.data = [0.5 * k, -1.0, float(k % 7)]
-    return serialize_message(msg)
 
 
 def mcap_file(path) -> pathlib.Path:
