@@ -1,5 +1,6 @@
-"""rosbag2 (mcap) writing with Foxglove's reference writer ``mcap``, reading with ``rosbags``
-(no rosbag2 needed here; lab machines replay the same bags with ``ros2 bag play``).
+"""rosbag2 (mcap) writing with Foxglove's SDK (``foxglove-sdk``, whose MCAP writer is Foxglove's
+Rust ``mcap`` crate), reading and recovery with Foxglove's Python ``mcap`` and ``rosbags`` (no
+rosbag2 needed here; lab machines replay the same bags with ``ros2 bag play``).
 
 The file is what rosbag2's mcap storage plugin writes (``rosbag2_storage_mcap/src/mcap_storage.cpp``,
 read at ros2/rosbag2 commit 25304dd, rolling of 2024-10-16, the newest snapshot at hand, with no
@@ -9,28 +10,47 @@ message type, named 'pkg/msg/Type', encoding ``ros2msg``, whose data is the full
 (each dependency after a line of 80 '=' and 'MSG: pkg/Type', from rosbags' Kilted typestore);
 one channel per topic, message encoding ``cdr``, with the metadata ``offered_qos_profiles`` (a
 YAML list, one profile per publisher seen, :func:`offered_qos`) and ``topic_type_hash`` (the
-type's RIHS01 hash); log time = publish time = the recorder's receipt time, sequence 0; no chunk
-compression and no chunk CRC (rosbag2's defaults: ``noChunkCRC``, ``Compression::None``); at the
-close a metadata record 'rosbag2' with ``serialized_metadata``. ``metadata.yaml`` (version 9,
-``ros_distro: kilted``, ``type_description_hash`` per topic) lies beside it, so ``ros2 bag play``
-replays latched topics (/tf_static, /robot_description, /hil/mode) as transient local.
+type's RIHS01 hash); log time = the recorder's receipt time; no chunk compression, no chunk CRC
+and no data-section CRC, a summary CRC (rosbag2's options ``noChunkCRC`` and ``Compression::None``
+over the mcap library's defaults); at the close a metadata record 'rosbag2' with
+``serialized_metadata``. ``metadata.yaml`` (version 9, ``ros_distro: kilted``,
+``type_description_hash`` per topic) lies beside it, so ``ros2 bag play`` replays latched topics
+(/tf_static, /robot_description, /hil/mode) as transient local. What foxglove-sdk decides and
+cannot be set: publish time = log time (it has no publish time to write), the sequence is a
+per-channel count from 1, the header's library field is foxglove's own ('foxglove-sdk-python/...
+mcap-rust/...'), and a topic's schema and channel records are written with its first message
+(a topic with none is in metadata.yaml, with its count 0, but not in the mcap file).
 
-Cost (bench/bag_writer.py): ``mcap.writer.Writer.add_message`` builds each record with seven
-small writes and a dataclass, about twice the CPU of the hand-packed record it replaces (which
-reached into rosbags' private storage object); nothing in its public API makes it cheaper
-(compression and CRC only act when a chunk closes, and both are off). A chunk is closed by the
-writer itself once it passes ``CHUNK_BYTES``: its message index is written one entry at a time,
-so the stall of a close grows with the chunk, and the chunks are kept small enough to close in
-less time than the old 256 KiB chunks took.
+Cost (bench/bag_writer.py, 3600 messages a second, calibration 0.343 s): a write is one call into
+the Rust writer (``BaseChannel.log`` of the channel, which is what ``foxglove.Channel.log`` calls
+after its checks for JSON and str messages, skipped here: bytes are all the recorder writes) plus
+our counts for metadata.yaml, 0.44 us at p50; with the checkpoints 2.7 ms of CPU per second of
+recording, a quarter of Foxglove's pure-Python ``mcap`` writer measured beside it (2.30 us,
+11 ms: it builds each record with seven small writes and a dataclass), and a chunk's close
+39 us at p50 (its 149 us). The record, the chunk and its message index are built in Rust, on
+the calling thread (the SDK starts no thread for an MCAP file, and ``log`` keeps the GIL: no
+thread switch). One ``foxglove.Context`` per bag: channels are the context's, so two bags of
+one process never share one.
 
-Crash safety: a closed chunk goes to the OS at once (it is larger than the file's 8 KiB buffer);
-its message index waits in that buffer until the next chunk or ``CheckpointWriter.flush()``, which
-also closes the pending chunk and which the recorder calls at every checkpoint, before
-``rewrite_metadata()`` (``Writer.flush`` is public: the checkpoint needs no private method). A run
+Crash safety: the writer appends only (``disable_seeking``: a chunk is built in memory and
+written whole when it closes; with seeking the Rust writer would stream a chunk into the file
+under a placeholder header and patch it at the close, so a kill would leave a chunk no reader
+can delimit), and a killed run leaves a prefix of the file it would have written. A closed chunk
+of ``CHUNK_BYTES`` is larger than the writer's 8 KiB file buffer, so it goes to the OS at once;
+its message index waits in that buffer until the next chunk or ``CheckpointWriter.flush()``,
+which calls ``MCAPWriter.flush()``: the Rust writer's ``flush`` closes the pending chunk
+(``finish_chunk``: the chunk and its message indexes written) and flushes the buffer to the OS
+(no fsync: a kill of the process loses nothing flushed, a power cut may). The recorder calls it
+at every checkpoint, before ``rewrite_metadata()``. A run
 killed at any moment leaves a file without summary and footer: :func:`recover_bag` copies every
 record up to the first incomplete one into a new, indexed file (what the ``mcap recover`` command
 of Foxglove's CLI does; the Python package has no recovery of its own, so that loop over its
 ``StreamReader`` is written here), so everything up to the last complete chunk can be read again.
+
+Errors: ``Channel.log`` returns nothing and the SDK only logs a write that failed (a chunk that
+could not be written: a full disk), after which its writer refuses every record; the failure
+shows at the next ``flush`` (the next checkpoint), raised here as ``OSError``, and every later
+``write`` raises ``OSError`` too, so the recorder counts what it could not write.
 """
 from __future__ import annotations
 
@@ -42,7 +62,9 @@ import struct
 from collections import defaultdict
 from typing import Any, Iterator, NamedTuple
 
+import foxglove
 import yaml
+from foxglove.mcap import MCAPWriteOptions
 from mcap.exceptions import McapError
 from mcap.reader import make_reader
 from mcap.records import Channel, Header, Message, Schema
@@ -57,7 +79,7 @@ from hil_nodes.topics import at_root, namespace, strip_namespace
 
 ROS_DISTRO = 'kilted'                  # the distribution of the typestore and of the lab's rosbag2
 PROFILE = 'ros2'
-LIBRARY = f'hil_nodes.recorder; {LIBRARY_IDENTIFIER}'
+LIBRARY = f'hil_nodes.recorder; {LIBRARY_IDENTIFIER}'       # a recovered file that had no header
 _TYPESTORE = None
 
 
@@ -69,18 +91,19 @@ def typestore():
     return _TYPESTORE
 
 
-# mcap chunk size: the writer closes a chunk (and writes its message index) once it grows past
-# this, inside the ``write`` that crossed it. The index goes one entry at a time (0.2 us a
-# message), so a close stalls in proportion to the chunk: 64 KiB (about 500 messages of the
-# 400 Hz graph, 9 closes a second) close in 0.15 ms, where the old writer's 256 KiB chunks with a
-# packed index took 0.26 ms and mcap's take 0.75 ms. The CPU per second is the same from 16 KiB
-# to 256 KiB (bench/bag_writer.py). The writer keeps a chunk index per chunk for the summary:
-# about 37 MB an hour at 64 KiB (15 MB at 256 KiB).
+# mcap chunk size: the writer closes a chunk (its records and its message index written) at the
+# first write after it grew past this, inside that write. At 64 KiB the 400 Hz graph closes 9
+# chunks a second, 39 us each at p50 (bench/bag_writer.py). The stall of a close grows with the
+# chunk and the CPU per second does not change (the bench's frames, thread CPU: 16 KiB 36 closes
+# a second of 22 us, 64 KiB 9 of 38 us, 256 KiB 3 of 94 us, the same CPU per second within 5 %).
+# The writer keeps an index entry per chunk for the summary until the close.
 CHUNK_BYTES = 2**16
 
 
 class Topic(NamedTuple):
-    """A recorded topic: its mcap channel id and what rosbag2's metadata says of it."""
+    """A recorded topic: its channel id and what rosbag2's metadata says of it. The id is the
+    file's channel id in a bag read back; a ``CheckpointWriter`` numbers its topics in the order
+    of ``add_topic`` (the file's ids are foxglove's, given at a topic's first message)."""
     id: int
     topic: str
     msgtype: str
@@ -89,8 +112,16 @@ class Topic(NamedTuple):
 
 
 def _new_writer(stream, chunk_bytes: int) -> Writer:
-    """An mcap writer with rosbag2's storage defaults (no compression, no chunk CRC)."""
+    """A Python mcap writer with rosbag2's storage defaults (no compression, no chunk CRC): the
+    recovery's, which copies each message's publish time and sequence as they were."""
     return Writer(stream, chunk_size=int(chunk_bytes), compression=CompressionType.NONE, enable_crcs=False)
+
+
+def _write_options(chunk_bytes: int) -> MCAPWriteOptions:
+    """foxglove-sdk's writer options: rosbag2's (no compression, no chunk CRC, no data-section
+    CRC), append only (``disable_seeking``: see the module's crash safety)."""
+    return MCAPWriteOptions(compression=None, profile=PROFILE, chunk_size=int(chunk_bytes),
+                            calculate_chunk_crcs=False, calculate_data_section_crc=False, disable_seeking=True)
 
 
 @functools.lru_cache(maxsize=None)
@@ -101,6 +132,17 @@ def _definition(msgtype: str) -> tuple[bytes, str]:
     return text.encode(), store.hash_rihs01(msgtype)
 
 
+class _Refused(dict):
+    """The per-topic log functions of a bag that takes no more messages: every topic raises."""
+
+    def __init__(self, error: Exception):
+        super().__init__()
+        self.error = error
+
+    def __missing__(self, topic):
+        raise self.error
+
+
 class CheckpointWriter:
     """A rosbag2 (mcap) writer that can be made readable at any moment (``checkpoint``)."""
 
@@ -109,16 +151,19 @@ class CheckpointWriter:
         self.chunk_bytes = int(chunk_bytes)
         self.path.mkdir(parents=True)            # a new directory: an existing bag is never overwritten
         self.mcap = self.path / f'{self.path.name}.mcap'
-        self._file = self.mcap.open('xb')
-        self.writer = _new_writer(self._file, self.chunk_bytes)
-        self.writer.start(profile=PROFILE, library=LIBRARY)
-        self._add_message = self.writer.add_message
+        self.context = foxglove.Context()        # this bag's channels only
+        try:
+            self.writer = foxglove.open_mcap(self.mcap, allow_overwrite=False, context=self.context,
+                                             writer_options=_write_options(self.chunk_bytes))
+        except RuntimeError as exc:              # foxglove's errors (FoxgloveError) are RuntimeErrors
+            raise OSError(f'cannot create {self.mcap}: {exc}') from exc
         self.connections: dict[str, Topic] = {}
-        self._ids: dict[str, int] = {}
-        self._schemas: dict[str, int] = {}
-        self._counts: dict[int, int] = {}
+        self._channels: dict[str, foxglove.Channel] = {}
+        self._log: dict = {}                      # topic -> the log function of its channel
+        self._counts: dict[str, int] = {}
         self._start, self._end = 2**63 - 1, 0
         self.closed = False
+        self.failed = False                      # the writer failed: nothing more reaches the file
 
     def add_topic(self, topic: str, msgtype: str, offered_qos_profiles=()) -> None:
         """``msgtype`` like 'sensor_msgs/msg/JointState'; ``offered_qos_profiles``: rosbags
@@ -128,28 +173,34 @@ class CheckpointWriter:
         if topic in self.connections:
             return
         definition, type_hash = _definition(msgtype)
-        if msgtype not in self._schemas:
-            self._schemas[msgtype] = self.writer.register_schema(msgtype, 'ros2msg', definition)
         qos = dump_qos_v9(list(offered_qos_profiles))
-        cid = self.writer.register_channel(topic, 'cdr', self._schemas[msgtype], {
-            'offered_qos_profiles': yaml.safe_dump(qos, sort_keys=False, default_flow_style=False),
-            'topic_type_hash': type_hash})
-        self.connections[topic] = Topic(cid, topic, msgtype, qos, type_hash)
-        self._ids[topic] = cid
-        self._counts[cid] = 0
+        channel = foxglove.Channel(
+            topic, message_encoding='cdr', context=self.context,
+            schema=foxglove.Schema(name=msgtype, encoding='ros2msg', data=definition),
+            metadata={'offered_qos_profiles': yaml.safe_dump(qos, sort_keys=False, default_flow_style=False),
+                      'topic_type_hash': type_hash})
+        self.connections[topic] = Topic(len(self.connections) + 1, topic, msgtype, qos, type_hash)
+        self._channels[topic] = channel
+        self._log[topic] = channel.base.log         # log(bytes, log_time ns)
+        self._counts[topic] = 0
 
     def write(self, topic: str, timestamp_ns: int, data: bytes) -> None:
-        cid = self._ids[topic]
+        """``data``: the CDR bytes (a bytes-like object: the Rust side takes ``bytes`` only, any
+        other, such as rosbags' ``serialize_cdr`` memoryview, is copied first)."""
         t = int(timestamp_ns)
-        self._add_message(cid, t, data, t)
-        self._counts[cid] += 1
+        log = self._log[topic]
+        try:
+            log(data, t)
+        except TypeError:
+            log(bytes(data), t)
+        self._counts[topic] += 1
         if t < self._start:
             self._start = t
         if t > self._end:
             self._end = t
 
     def counts(self) -> dict[str, int]:
-        return {t: self._counts[c.id] for t, c in self.connections.items()}
+        return dict(self._counts)
 
     def checkpoint(self) -> None:
         """Close the pending chunk, flush to the OS, rewrite metadata.yaml."""
@@ -159,35 +210,54 @@ class CheckpointWriter:
     def flush(self) -> None:
         """Close the pending chunk and flush the file to the OS (the first step of a checkpoint)."""
         if not self.closed:
-            self.writer.flush()
+            try:
+                self.writer.flush()
+            except RuntimeError as exc:
+                raise self._failed(exc) from exc
+
+    def _failed(self, exc: Exception) -> OSError:
+        """The writer failed (a write of the file did): every later write raises."""
+        error = OSError(f'cannot write {self.mcap}: {exc}')
+        self._log = _Refused(error)
+        self.failed = True
+        return error
 
     def rewrite_metadata(self) -> None:
-        """Rewrite metadata.yaml for what was flushed (the second step of a checkpoint)."""
-        if not self.closed:
+        """Rewrite metadata.yaml for what was flushed (the second step of a checkpoint); after a
+        failed flush the last one stays (``recover_bag`` rewrites it from what the file holds)."""
+        if not (self.closed or self.failed):
             _write_yaml(self.path / 'metadata.yaml', {'rosbag2_bagfile_information': self._info()})
 
     def _info(self) -> dict:
-        return _bag_info(self.mcap.name, self.connections.values(), self._counts, self._start, self._end)
+        counts = {c.id: self._counts[t] for t, c in self.connections.items()}
+        return _bag_info(self.mcap.name, self.connections.values(), counts, self._start, self._end)
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
-        self._add_message = _closed
+        self._log = _Refused(ValueError('the bag is closed'))
         info = self._info()
-        self.writer.flush()
-        self.writer.add_metadata('rosbag2', {'serialized_metadata': json.dumps(info, separators=(',', ':'))})
-        self.writer.finish()
-        self._file.close()
+        error = None
+        try:
+            self.writer.write_metadata('rosbag2', {'serialized_metadata': json.dumps(info, separators=(',', ':'))})
+        except RuntimeError as exc:
+            error = exc
+        try:            # always: a writer left open is closed when collected, and one that fails
+            self.writer.close()        # then (at the interpreter's exit) makes the SDK panic
+        except RuntimeError as exc:
+            error = error or exc
+        for channel in self._channels.values():
+            channel.close()
+        if error is not None:
+            raise OSError(f'cannot write {self.mcap}: {error}') from error
         _write_yaml(self.path / 'metadata.yaml', {'rosbag2_bagfile_information': info})
 
 
-def _closed(*_args) -> None:
-    raise ValueError('the bag is closed')
-
-
 def _bag_info(file_name: str, topics, counts: dict[int, int], start: int, end: int) -> dict:
-    """rosbag2's BagMetadata (version 9) of one mcap file, as in metadata.yaml."""
+    """rosbag2's BagMetadata (version 9) of one mcap file, as in metadata.yaml. Topics by name:
+    the writer's and the file's numbering differ (``Topic``), the yaml of a bag is the same
+    whether the writer wrote it or it was rebuilt from the file."""
     total = sum(counts.values())
     if not total:
         start = end = 0
@@ -198,7 +268,7 @@ def _bag_info(file_name: str, topics, counts: dict[int, int], start: int, end: i
         'topics_with_message_count': [
             {'topic_metadata': {'name': t.topic, 'type': t.msgtype, 'serialization_format': 'cdr',
                                 'offered_qos_profiles': t.offered_qos_profiles, 'type_description_hash': t.type_hash},
-             'message_count': counts.get(t.id, 0)} for t in sorted(topics, key=lambda t: t.id)],
+             'message_count': counts.get(t.id, 0)} for t in sorted(topics, key=lambda t: t.topic)],
         'compression_format': '', 'compression_mode': '',
         'files': [{'path': file_name, 'starting_time': {'nanoseconds_since_epoch': start}, 'duration': duration,
                    'message_count': total}],

@@ -1,4 +1,4 @@
-"""Recorder node: raw (serialized) subscriptions to a topic list -> rosbag2 (mcap) via Foxglove's mcap writer.
+"""Recorder node: raw (serialized) subscriptions to a topic list -> rosbag2 (mcap) via foxglove-sdk's MCAP writer.
 
 Messages are written as received (CDR bytes, no deserialization), time-stamped with the node
 clock (sim time in simulation, so a lockstep bag has the simulation's time axis). In a process of
@@ -18,12 +18,13 @@ checkpoint and at close (``final: true``); ``hil_core.accounting`` turns them, w
 rates and the producers' counts, into the run's per-topic table.
 
 Cost (``bench/bag_writer.py``: the recorded Hexafloat frame at 400 Hz without the graph,
-calibration 0.367 s): a write is 2.30 us at p50 (the serialization before it 9 us in a running
-real-time graph, ``hil_nodes.msgs.cdr_encode``); the writer closes a chunk every 64 KiB inside a
-write, 0.15 ms at p50; a whole checkpoint (the pending chunk closed and flushed, metadata.yaml
-rewritten; ``hil_nodes.recorder.bag``) at most 0.9 ms, plus 0.4 ms for the accounting. Writes stay
-in the subscription callback: a writer thread would not run in parallel (the GIL) and would add
-a thread switch of up to the interpreter's 5 ms switch interval to the executor instead.
+calibration 0.343 s): a write is 0.44 us at p50 (the serialization before it 9 us in a running
+real-time graph, ``hil_nodes.msgs.cdr_encode``), 2.7 ms of CPU per simulated second with the
+checkpoints; the writer closes a chunk every 64 KiB inside a write, 39 us at p50; a whole
+checkpoint (the pending chunk closed and flushed, metadata.yaml rewritten;
+``hil_nodes.recorder.bag``) at most 0.4 ms, plus 0.4 ms for the accounting. Writes stay in the
+subscription callback: a writer thread would not run in parallel (the GIL) and would add a
+thread switch of up to the interpreter's 5 ms switch interval to the executor instead.
 """
 from __future__ import annotations
 
@@ -223,7 +224,10 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
 
     def _flush(self) -> None:
         if self._bag_open():
-            self.bag.flush()
+            try:
+                self.bag.flush()
+            except OSError as exc:     # a full disk: the writer's failure shows here; the bag
+                self.status(ERROR, f'cannot write the bag: {exc}')   # refuses later writes (counted)
 
     def _rewrite_metadata(self) -> None:
         if self._bag_open():
@@ -239,7 +243,7 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
             written = sum(t.written for t in self.tallies.values())
             per_topic = {topic: (f'received {t.received} written {t.written} largest_gap_ms '
                                  f'{t.largest_gap_ns * 1e-6:.1f}') for topic, t in sorted(self.tallies.items())}
-            level = OK if received == written else WARN
+            level = ERROR if self.bag.failed else OK if received == written else WARN   # failed: the file takes no more
             self.status(level, ('recording' if self.active else 'paused') + ('' if level == OK else
                         f': {received - written} received message(s) not written'),
                         bag=self.p.bag_path, messages=written, received=received, not_written=received - written,
@@ -259,7 +263,10 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
 
     def _close_bag(self) -> None:
         if self._bag_open():
-            self.bag.close()
+            try:
+                self.bag.close()
+            except OSError as exc:     # closed anyway (``recover_bag`` reads what it holds)
+                self.status(ERROR, f'cannot close the bag: {exc}')
             self._write_accounting(final=True)
 
     def _close(self) -> None:
