@@ -1,4 +1,4 @@
-"""hil_nodes.recorder.bag.CheckpointWriter writes rosbag2 mcap with Foxglove's ``mcap`` writer.
+"""hil_nodes.recorder.bag.CheckpointWriter writes rosbag2 mcap with foxglove-sdk's MCAP writer.
 
 * A bag reads the same with rosbags' Reader (``read_messages``) and with the ``mcap`` reader and
   ``mcap_ros2``'s decoder: the same messages, bytes and decoded fields, in the same order (ties
@@ -24,6 +24,7 @@ import sys
 import numpy as np
 import pytest
 import yaml
+from bag_samples import sample
 from mcap.data_stream import ReadDataStream
 from mcap.reader import make_reader
 from mcap.records import Chunk, Message
@@ -182,6 +183,7 @@ def test_channels_carry_the_type_hash_and_the_offered_qos(tmp_path):
     bag = CheckpointWriter(tmp_path / 'bag')
     for k, msgtype in enumerate(RECORDED_TYPES):
         bag.add_topic(f'/topic_{k}', msgtype, [LATCHED] if k == 0 else [VOLATILE, LATCHED])
+        bag.write(f'/topic_{k}', T0 + k, sample(msgtype, k))     # (a channel is written with its first message)
     bag.close()
     store = typestore()
     with next((tmp_path / 'bag').glob('*.mcap')).open('rb') as fh:

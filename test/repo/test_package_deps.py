@@ -22,6 +22,7 @@ MODULE_KEYS = {
     'psutil': 'python3-psutil',
     'rosbags': 'python3-rosbags-pip', 'ruckig': 'python3-ruckig-pip', 'pinocchio': 'pinocchio',
     'mcap': 'python3-mcap-pip', 'mcap_ros2': 'mcap-ros2-support', 'viser': 'python3-viser-pip',
+    'foxglove': 'python3-foxglove-sdk-pip',
     'websockets': 'python3-websockets', 'imageio': 'python3-imageio',
     'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
 }
