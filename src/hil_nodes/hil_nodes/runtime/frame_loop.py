@@ -11,10 +11,13 @@ to re-arm. In the one-process graph at pace 1 it woke about 1 270 times a second
 frame) and preempted the spinning thread about 1 420 times a second, pinned to one core
 (``/proc/<pid>/task/*/status``, 2026-11-27).
 
-With the loop on (``runner.spin_nodes``, the intra-process bus on), a wall-clock or steady-clock
-deadline registered here is the timeout of the executor's own wait: ``spin_once`` returns when
-an event comes or when the next deadline is due, and the loop runs what is due before it
-delivers what those callbacks published (``BUS.drain``). One thread, one wake-up a frame.
+With the loop on (``runner.spin_nodes``: every node process, the container and a node alone in
+its process alike), a wall-clock or steady-clock deadline registered here is the timeout of the
+executor's own wait: ``spin_once`` returns when an event comes or when the next deadline is due,
+and the loop runs what is due before it delivers what those callbacks published (``BUS.drain``,
+with the intra-process bus on). One thread, one wake-up a frame. (A part's drives alone in their
+process, on rclpy's timer, skipped 2-3 frames in 1 of 6 real-time runs over two emulated hosts;
+on the loop, none in 3 of 3: docs/lab.md.)
 
 Deadlines are kept on the monotonic clock; a grid (frames at k * period + offset of the system
 clock) is aligned once from the system clock by ``grid_timer``, as an rcl steady timer started on

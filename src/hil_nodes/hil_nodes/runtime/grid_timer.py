@@ -38,7 +38,9 @@ def create_grid_timer(node, period_s: float, callback, clock=None, offset_ns: in
     offsets (``SharedGrid``); the handle is then a ``GridEntry``, which ``node.destroy_timer``
     takes (``IntraProcessNode``) or ``leave_grid()`` ends."""
     period_ns = int(round(period_s * 1e9))
-    if BUS.enabled if shared is None else shared:
+    # a node alone in its process (a part's drives, --own-process, --isolated) takes the grid too
+    # when the spin loop runs it: one thread, no timer thread to wake, as in the container
+    if (BUS.enabled or runs_on_loop(node, clock)) if shared is None else shared:
         grid = GRIDS.get(period_ns)
         if grid is None:
             grid = GRIDS[period_ns] = SharedGrid(period_ns)

@@ -39,15 +39,15 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
                timeout_sec: float = 0.1) -> None:
     """Spin ``nodes`` in one EventsExecutor until shutdown or ``should_stop()``; with the
     intra-process bus on, what the callback of each ``spin_once`` published in the process is
-    delivered right after it (hil_nodes.runtime.intra_process). With the bus on, the loop also runs
-    the process's frame and steady-clock deadlines itself (hil_nodes.runtime.frame_loop): the
-    executor's wait ends at the next one."""
+    delivered right after it (hil_nodes.runtime.intra_process). The loop also runs the process's
+    frame and steady-clock deadlines itself (hil_nodes.runtime.frame_loop), with or without the
+    bus: the executor's wait ends at the next one."""
     nodes = list(nodes)
     executor = EventsExecutor()
     for node in nodes:
         executor.add_node(node)
     next_check = time.monotonic() + FOREIGN_CHECK_PERIOD
-    LOOP.driven = BUS.enabled
+    LOOP.driven = True        # every node process: its frame deadlines are the spin loop's
     try:
         while rclpy.ok() and not should_stop():
             if BUS.pending():
@@ -78,8 +78,8 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
                     # lets them; a real event waits at most IDLE_NAP for its turn.
                     time.sleep(min(IDLE_NAP, LOOP.wait_s(timeout_sec)))
             TURNS[0] += 1
+            LOOP.run_due()
             if BUS.enabled:
-                LOOP.run_due()
                 BUS.drain()
                 if time.monotonic() >= next_check:
                     next_check = time.monotonic() + FOREIGN_CHECK_PERIOD
