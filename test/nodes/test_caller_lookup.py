@@ -15,11 +15,17 @@ def _unmapped() -> list[str]:
             and inspect._filesbymodname.get(name) != module.__file__]
 
 
-def test_warm_maps_every_loaded_module_and_the_ones_imported_after_it():
+def test_warm_maps_every_loaded_module_and_the_ones_imported_after_it(tmp_path, monkeypatch):
     caller_lookup.warm()
     assert _unmapped() == []
-    sys.modules.pop('colorsys', None)
-    importlib.import_module('colorsys')          # a module imported later (as configure does)
-    assert _unmapped() == ['colorsys']
-    caller_lookup.warm()
-    assert _unmapped() == []
+    # a module imported later (as configure does): a file of its own, never imported before
+    name = f'hil_caller_lookup_probe_{tmp_path.name}'.replace('-', '_')
+    (tmp_path / f'{name}.py').write_text('VALUE = 1\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        importlib.import_module(name)
+        assert name in _unmapped()
+        caller_lookup.warm()
+        assert _unmapped() == []
+    finally:
+        sys.modules.pop(name, None)
