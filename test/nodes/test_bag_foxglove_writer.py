@@ -30,7 +30,8 @@ from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 from rosbags.rosbag2 import Reader
 
-from hil_nodes.recorder.bag import CheckpointWriter, message_counts, read_messages, recover_bag, typestore
+from hil_nodes.recorder.bag import CheckpointWriter, message_counts, read_messages, typestore
+from hil_nodes.recorder.bag_recovery import recover_bag
 
 from bag_samples import sample
 from test_bag_writer import LATCHED, RECORDED_TYPES, T0, VOLATILE, plain, read_rosbags_raw, rosidl_hash

@@ -33,7 +33,8 @@ from mcap_ros2.decoder import DecoderFactory
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import Reader
 
-from hil_nodes.recorder.bag import CheckpointWriter, message_counts, read_messages, recover_bag, typestore
+from hil_nodes.recorder.bag import CheckpointWriter, message_counts, read_messages, typestore
+from hil_nodes.recorder.bag_recovery import recover_bag
 
 TOPICS = {'/ft_sensor/wrench': 'geometry_msgs/msg/WrenchStamped', '/joint_states': 'sensor_msgs/msg/JointState',
           '/hil/mode': 'std_msgs/msg/String', '/tf_static': 'tf2_msgs/msg/TFMessage'}

@@ -13,7 +13,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from hil_nodes import qos
-from hil_nodes.recorder.bag import message_counts, read_messages, recover_bag
+from hil_nodes.recorder.bag import message_counts, read_messages
+from hil_nodes.recorder.bag_recovery import recover_bag
 from hil_nodes.recorder.node import RecorderNode
 from rig import start
 

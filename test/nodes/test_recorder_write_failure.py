@@ -8,7 +8,8 @@ from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 
 from hil_nodes import qos
-from hil_nodes.recorder.bag import read_messages, recover_bag
+from hil_nodes.recorder.bag import read_messages
+from hil_nodes.recorder.bag_recovery import recover_bag
 from hil_nodes.recorder.node import RecorderNode
 from rig import ERROR, latest_values, start, statuses
 

@@ -9,7 +9,7 @@ Every row checks
 * no crossing of the hard limit (TCP from an independent forward kinematics of the recorded
   slider positions against config/workspace_hexaslide_scaled.yaml) nor of the slider stroke;
 * no process of the run left, no Fast DDS file of its (dead) processes left in /dev/shm;
-* a bag that opens (recovered with hil_nodes.recorder.bag.recover_bag when the recorder was killed).
+* a bag that opens (recovered with hil_nodes.recorder.bag_recovery.recover_bag when the recorder was killed).
 
 The node under test runs in a process of its own and the others share one container
 (`hil run --own-process NODE`): the same graph and the same lockstep, at half the CPU of one
@@ -41,7 +41,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from hil_core import data_paths
 from hil_nodes import qos, topics
-from hil_nodes.recorder.bag import read_messages, recover_bag
+from hil_nodes.recorder.bag import read_messages
+from hil_nodes.recorder.bag_recovery import recover_bag
 from hil_nodes.msgs.convert import ns_to_stamp, sec_to_duration
 
 pytestmark = [pytest.mark.slow, pytest.mark.fault_matrix]

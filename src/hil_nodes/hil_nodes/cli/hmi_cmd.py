@@ -70,7 +70,7 @@ def _replay(args) -> int:
     from hil_nodes.hmi.params import is_loopback
     from hil_nodes.hmi.replay import Replay
     from hil_nodes.hmi.timeline import load_timeline
-    from hil_nodes.recorder.bag import recover_bag
+    from hil_nodes.recorder.bag_recovery import recover_bag
     path = pathlib.Path(args.bag)
     if not path.is_dir():
         print(f'hil hmi: {path} is not a bag directory', file=sys.stderr)

@@ -8,7 +8,7 @@ with one process per node the recorder's CPU went from 0.20 to 0.10 CPU-s per s.
 subscribed as soon as they appear in the graph, with the publisher's reliability/durability so
 latched topics (/hil/mode, /robot_description) are caught too. The bag is checkpointed every
 ``checkpoint_period`` wall seconds, closed on deactivate/shutdown/SIGINT; a bag left by a killed
-recorder is repaired with ``hil_nodes.recorder.bag.recover_bag`` (``hil report`` does it automatically).
+recorder is repaired with ``hil_nodes.recorder.bag_recovery.recover_bag`` (``hil report`` does it automatically).
 
 Accounting (what the report's per-topic message accounting starts from): per topic, the
 messages received and written and the largest gap between receive times (in the bag's clock),

@@ -16,7 +16,8 @@ import numpy as np
 import yaml
 
 from hil_core.supervision.status_names import status_node
-from hil_nodes.recorder.bag import read_accounting, read_messages, recover_bag
+from hil_nodes.recorder.bag import read_accounting, read_messages
+from hil_nodes.recorder.bag_recovery import recover_bag
 
 
 @dataclass
