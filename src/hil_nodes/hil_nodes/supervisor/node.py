@@ -6,7 +6,10 @@ Everything it does is asynchronous: it may share one executor with all the nodes
 It beats on /hil/heartbeat itself, so the hardware side can tell when it is gone.
 One watch for deaths, stalls and real time: heartbeats (two clocks), transition events,
 process exits reported by the launcher (/hil/process_exit), and the real-time health of every
-node (supervisor_health.py); each ends in FAULT with the reason, and FAULT is the controlled stop.
+node (health.py); each ends in FAULT with the reason, and FAULT is the controlled stop.
+This file wires those together with the bring-up and shutdown and the mode requests; its
+helpers in this folder each hold one part: params.py, health.py, node_wait.py, status.py and
+frame_gate.py (/hil/frame, run time and run duration).
 See docs/supervisor.md for the modes, services and their refusal rules, liveness, health and
 frame gate.
 """
@@ -20,7 +23,6 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.task import Future
-from rosgraph_msgs.msg import Clock as ClockMsg
 from std_msgs.msg import Header, String
 from std_srvs.srv import Trigger
 
@@ -30,12 +32,12 @@ from hil_core.supervision.modes import Event, HilMode, ModeMachine, Request, Tra
 from hil_core.supervision.status_names import NO_HARDWARE, status_name
 from hil_nodes import qos, topics
 from hil_nodes.framework.throttle import due
-from hil_nodes.msgs.convert import stamp_to_ns, status_array
-from hil_nodes.runtime.intra_publisher import reader_count
+from hil_nodes.msgs.convert import status_array
 from hil_nodes.runtime.intra_process_node import IntraProcessNode
 from hil_nodes.runtime.local_beats import LOCAL_BEATS
 from hil_nodes.framework.lifecycle_driver import LifecycleDriver, SequenceResult
 from hil_nodes.runtime.runner import run
+from hil_nodes.supervisor.frame_gate import FrameGate
 from hil_nodes.supervisor.health import HealthWatch
 from hil_nodes.supervisor.node_wait import NodeWait, parse_node_parts
 from hil_nodes.supervisor.status import STATUS_TASK, run_status
@@ -44,8 +46,6 @@ from hil_nodes.supervisor.params import PARAMS, health_config, load_parameters
 __all__ = ['PARAMS', 'SupervisorNode', 'main']
 
 EXIT_GRACE = 1.0     # wall s after a reported process exit during which its heartbeats are stale
-FRAME_WATCH_PERIOD = 0.02   # s: real-time frame tick while nobody reads /hil/frame
-_STOPPABLE = frozenset({HilMode.HOMING, HilMode.SYNCHRONIZING, HilMode.RUNNING})
 RESTARTED = 'unknown (heartbeat back after death)'   # state label of a node that came back
 
 
@@ -68,20 +68,13 @@ class SupervisorNode(IntraProcessNode, Node):
                                         self.p.stall_timeout_wall, parts=parse_node_parts(self.p.node_parts))
         self.lifecycle = 'bringing_up' if self.p.autostart else 'manual'
         self.bring_up_failure = ''
-        self.frames = 0
-        self.run_duration_reached = False
         self.unknown_events = 0
         self._due_last: dict[str, float] = {}
         self._exited: dict[str, float] = {}      # node -> wall time its process exit was reported
-        self._duration_ns = int(round(self.p.run_duration * 1e9))
-        self._t0_ns = None
-        self.run_time_ns = 0
-        self._last_clock_ns: int | None = None
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
 
         # Latched with the last 20 modes: a late subscriber (hil run, the recorder) gets the history.
         self._mode_pub = self.create_publisher(String, topics.HIL_MODE, qos.latched(20))
-        self._frame_pub = self.create_publisher(Header, topics.HIL_FRAME, qos.stream(reliable=self.p.lockstep))
         self._diag_pub = self.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         # Events before /clock: in one wait set the executor takes them first, so a frame
         # reflects every event already received.
@@ -104,13 +97,10 @@ class SupervisorNode(IntraProcessNode, Node):
         # default (mutually exclusive) group the sequence's own callbacks run in.
         self.create_service(Trigger, topics.HIL_SHUTDOWN, self._on_shutdown,
                             callback_group=ReentrantCallbackGroup())
-        if self.p.lockstep:
-            self.create_subscription(ClockMsg, topics.CLOCK, self._on_clock, qos.stream(reliable=True))
-        else:
-            # real time: frames at the frame rate only while someone reads /hil/frame (Hexafloat's
-            # planner does not); otherwise a slow tick keeps the run time and the duration check
-            self._frame_timer = self.create_timer(FRAME_WATCH_PERIOD, self._on_frame_timer, clock=self._steady)
-            self._fast_frames = False
+        # its /clock subscription comes after the events one (see above)
+        self.gate = FrameGate(self, self.machine, self.p.lockstep, self.p.frame_period, self.p.run_duration,
+                              self._steady, lambda: self.gate_open, self._check_liveness,
+                              lambda: self._apply(Request.STOP))
         self.create_group_timer(self.p.liveness_period, self._check_liveness, clock=self._steady)
         self.create_timer(self.p.status_period, self._publish_status, clock=self._steady)
         self.driver = LifecycleDriver(self, self.managed, self.p.service_timeout, self.p.transition_timeout,
@@ -134,8 +124,8 @@ class SupervisorNode(IntraProcessNode, Node):
     # --- clocks ---------------------------------------------------------------------------------
     def _sim_now(self) -> float:
         ns = self.get_clock().now().nanoseconds
-        if self._last_clock_ns is not None:
-            ns = max(ns, self._last_clock_ns)  # the gate may see a /clock before the time source
+        if self.gate.last_clock_ns is not None:
+            ns = max(ns, self.gate.last_clock_ns)  # the gate may see a /clock before the time source
         return ns * 1e-9
 
     def _wall_now(self) -> float:
@@ -358,40 +348,18 @@ class SupervisorNode(IntraProcessNode, Node):
         """No frame before an autostart bring-up has finished (succeeded or failed)."""
         return self.lifecycle != 'bringing_up'
 
-    def _on_clock(self, msg: ClockMsg) -> None:
-        t_ns = stamp_to_ns(msg.clock)
-        self._last_clock_ns = t_ns
-        self._check_liveness()
-        if self.gate_open:
-            self._frame(msg.clock, t_ns)
+    # the gate's counters, read by the run status and by whoever watches the supervisor (tests)
+    @property
+    def frames(self) -> int:
+        return self.gate.frames
 
-    def _on_frame_timer(self) -> None:
-        # readers inside the process count too (served by the intra-process bus: no DDS reader)
-        readers = reader_count(self._frame_pub) > 0
-        if readers != self._fast_frames:
-            self._fast_frames = readers
-            self.destroy_timer(self._frame_timer)
-            self._frame_timer = self.create_timer(self.p.frame_period if readers else FRAME_WATCH_PERIOD,
-                                                  self._on_frame_timer, clock=self._steady)
-        if self.gate_open:
-            now = self.get_clock().now()
-            self._frame(now.to_msg(), now.nanoseconds)
+    @property
+    def run_time_ns(self) -> int:
+        return self.gate.run_time_ns
 
-    def _frame(self, stamp, t_ns: int) -> None:
-        # run time counts from the first frame: t = 0 in simulation, the wall time of the first
-        # frame in real time (wall clock everywhere)
-        if self._t0_ns is None:
-            self._t0_ns = 0 if self.p.lockstep else t_ns
-        self.run_time_ns = t_ns - self._t0_ns
-        if self._duration_ns > 0 and not self.run_duration_reached and self.run_time_ns >= self._duration_ns:
-            self.run_duration_reached = True
-            if self.machine.mode in _STOPPABLE:
-                self._apply(Request.STOP)
-            else:
-                self.get_logger().info(f'run_duration reached in mode {self.machine.mode.value}: nothing to stop')
-        if self.p.lockstep or self._fast_frames:
-            self._frame_pub.publish(Header(stamp=stamp, frame_id=self.machine.mode.value))
-        self.frames += 1
+    @property
+    def run_duration_reached(self) -> bool:
+        return self.gate.run_duration_reached
 
     # --- diagnostics ------------------------------------------------------------------------------
     def _publish_status(self) -> None:
