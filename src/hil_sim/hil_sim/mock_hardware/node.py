@@ -19,7 +19,8 @@ timer, never a blocking call, so the executor keeps serving services.
 
 The node owns plain collaborators, each handed what it needs: ``FramePacing`` (pacing.py: which
 frame a command is for, and when a frame is due), ``ServoLink`` (link.py: a control law in the
-drives' loop), ``HardwareWatchdog`` (watchdog.py: the controlled stop), ``judge`` (commands.py).
+drives' loop), ``HardwareWatchdog`` (watchdog.py: the controlled stop), ``judge`` (commands.py);
+what its status says and carries is status.py.
 """
 from __future__ import annotations
 
@@ -33,10 +34,9 @@ from trajectory_msgs.msg import JointTrajectory
 
 from hil_core.drives.plants.controllers import TrajectoryFollower
 from hil_core.drives.plants.servo_plant import ServoPlant
-from hil_core.supervision.link_latency import AgeHistogram
 from hil_core.supervision.stop_figure import StopPeak
 from hil_nodes import qos, topics
-from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError
+from hil_nodes.framework.base import ERROR, HilLifecycleNode, ParameterError
 from hil_nodes.msgs.convert import ns_to_stamp
 from hil_nodes.runtime.grid_timer import DRIVES_OFFSET_NS, create_grid_timer
 from hil_nodes.runtime.runner import main_for
@@ -45,7 +45,7 @@ from hil_sim.mock_hardware.commands import judge, judge_forward, judge_plain
 from hil_sim.mock_hardware.watchdog import PARAMS as WATCHDOG_PARAMS, HardwareWatchdog
 from hil_sim.mock_hardware.link import ServoLink
 from hil_sim.mock_hardware.pacing import FramePacing
-from hil_sim.mock_hardware import params
+from hil_sim.mock_hardware import params, status as drive_status
 from hil_sim.mock_hardware.setup import build, load_robot
 
 WATCHDOG_NAMES = {w.name for w in WATCHDOG_PARAMS}
@@ -122,10 +122,8 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
         self._last_valid_ns = None                               # lockstep: frame of the last valid command
         self._pacing = FramePacing(self.frame_ns)
         self._late_since_status = 0
-        # the setpoints' age at receipt (docs/lab.md "Two or three hosts": the link's latency) and
+        self._ages = drive_status.SetpointAges()
         # the peak second difference of the positions while the drives stop on their own (bound: a_max)
-        self._ages = AgeHistogram()
-        self._age_figures = (0, None, None)        # (count, p50, p99) last computed
         self._stop = StopPeak(self.frame_ns)
         self._on_own = False
 
@@ -243,20 +241,14 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
         if not self._pacing.hold_command(key, verdict.entry, self.t_ns):
             if verdict.accepted:                 # (a refused one is counted as refused only)
                 self.stale_commands += 1
-                self.status(WARN, f'ignored a stale or duplicate command for {key * 1e-9:.6f} s '
-                                  f'(frame is at {self.t_ns * 1e-9:.6f} s)', **self._counters())
+                drive_status.tell_stale(self, key)
             return
         self._try_advance()
 
     def _refuse(self, verdict, stamp: int) -> None:
-        layer = verdict.layer
-        self.refused[layer] += 1
-        who = f'the {self.robot.spec.name} rules' if layer == 'controller' else 'the guard'
-        self.last_refusal = f'{layer}: {verdict.reason}'
-        text = f'rejected command: refused by {who} ({verdict.reason}): {verdict.detail}'
-        # each reason told once per second, twice the default interval: every report logs an error too
-        if self.report_problem(f'refusal {layer} {verdict.reason}', ERROR, text, interval=1.0, figures=self._counters):
-            self.get_logger().error(f'{text} (stamp {stamp * 1e-9:.6f} s)')
+        self.refused[verdict.layer] += 1
+        self.last_refusal = f'{verdict.layer}: {verdict.reason}'
+        drive_status.tell_refusal(self, verdict, stamp)
         if verdict.reason == 'size_mismatch':   # the controller is deactivated: the watchdog brakes
             self._watchdog_brake(self._watchdog.trip(f'{self.robot.spec.name} deactivated: {verdict.detail}'))
 
@@ -385,54 +377,20 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
         self._pacing.drop_commands()
         self._watchdog.brake(reason, self.controller, self._rel(self.t_ns), self.plant.setpoint_period,
                              ns_to_stamp(self.t_ns))
-        self.status(ERROR, f'watchdog: braking to rest: {reason}', **self._counters())
+        drive_status.tell_braking(self, reason)
         return True
 
-    # --- diagnostics ---------------------------------------------------------------------------
+    # --- status (status.py) --------------------------------------------------------------------
     def hardware_id(self) -> str:
-        """What this node's statuses are about: the simulated hardware."""
-        robot = getattr(self, 'robot', None)
-        return f'{robot.hardware.name} ({robot.plant_name} plant, hil_sim)' if robot else 'mock hardware (hil_sim)'
-
-    def _counters(self) -> dict:
-        wd = self._watchdog
-        return dict(frames=self.frames, late_commands=self.late_commands,
-                    rejected_commands=self.rejected_commands, refused_by_controller=self.refused['controller'],
-                    refused_by_guard=self.refused['guard'], last_refusal=self.last_refusal,
-                    stale_commands=self.stale_commands, realtime_overruns=self.overruns,
-                    sim_time=self._rel(self.t_ns) + self.p.start_time, plant=self.robot.plant_name,
-                    controller=self.robot.spec.name, braking=wd.braking, watchdog_trips=wd.core.trips,
-                    watchdog_reason=wd.core.reason, stop_peak_d2p=self._stop.peak,
-                    disable_commands=self.p.disable_commands, **self._age_values())
-
-    def _age_values(self) -> dict:
-        """The setpoints' ages at receipt (stamped commands only: a forward command has no stamp)."""
-        if not self.robot.spec.trajectory:
-            return {}
-        ages = self._ages
-        if ages.count != self._age_figures[0]:     # (a pass over the bins: only when new ages came)
-            self._age_figures = (ages.count, *ages.percentiles(50.0, 99.0))
-        count, p50, p99 = self._age_figures
-        return dict(setpoint_age_clock='sim' if self.sim_clock else 'wall', setpoint_ages=count,
-                    setpoint_age_p50_ms='' if p50 is None else round(p50, 3),
-                    setpoint_age_p99_ms='' if p99 is None else round(p99, 3))
+        """What the statuses are about: the simulated hardware."""
+        return drive_status.hardware_name(getattr(self, 'robot', None))
 
     def _publish_status(self) -> None:
         if self.plant is None:
             return
-        inactive = getattr(self.controller, 'deactivated_by', '')
-        if self._watchdog.braking:
-            level, msg = ERROR, f'watchdog: braked to rest: {self._watchdog.core.reason}'
-        elif inactive:
-            level, msg = ERROR, f'{self.robot.spec.name} deactivated: {inactive}'
-        elif self._late_since_status:
-            level, msg = WARN, f'{self._late_since_status} late command(s): {self.controller.late_action}'
-        elif self.p.lockstep and not self.started:
-            level, msg = OK, 'waiting for the first command (sim time held at t_0)'
-        else:
-            level, msg = OK, 'running' if self.active else 'inactive'
+        level, msg = drive_status.summary(self)
         self._late_since_status = 0
-        self.status(level, msg, **self._counters())
+        self.status(level, msg, **drive_status.counters(self))
 
 
 main = main_for(MockHardwareNode)
