@@ -21,7 +21,8 @@ node in a process of its own, outside every frame's chain:
 * the force joystick (hmi.joystick: a drag handle at the platform, force/torque in the panel) is
   published on topics.JOYSTICK_WRENCH (geometry_msgs/WrenchStamped) at ``joystick_rate`` while
   pushing; the F/T node limits and applies it. Motion commands (hmi.motion_commands, for the
-  system whose node is on the graph) go to the node that checks them, and its answer is shown.
+  system whose node is on the graph) go to the node that checks them, and its answer is shown
+  (space-iiwa's end-effector target: hmi.ee_target).
   The HMI's only publications are these two operator inputs, made only on an operator's action.
 """
 from __future__ import annotations
@@ -29,16 +30,13 @@ from __future__ import annotations
 import queue
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
-from rcl_interfaces.msg import ParameterType as PType
 from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.parameter import parameter_value_to_python
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
@@ -49,7 +47,7 @@ from tf2_msgs.msg import TFMessage
 from hil_nodes import qos, topics
 from hil_nodes.hmi import live
 from hil_nodes.hmi import motion_commands
-from hil_nodes.hmi import space_target
+from hil_nodes.hmi.ee_target import SPACE_PLANT_GET, EeTargetSender
 from hil_nodes.hmi.app import build_scene, initial_camera, start_server, url
 from hil_nodes.framework.param_table import ParameterError
 from hil_nodes.framework.plain_params import run_plain
@@ -67,7 +65,6 @@ SERVICES = {'start': topics.HIL_START, 'stop': topics.HIL_STOP, 'reset': topics.
             'estop': topics.HIL_ESTOP}
 
 
-SPACE_PLANT_GET = topics.node_service('space_plant', 'get_parameters')
 # the service a system's motion command goes through (hil_nodes.hmi.motion_commands), relative:
 # in the graph's namespace
 COMMAND_SERVICES = {'hexafloat_scripted': (SetParameters, topics.node_service('reference_source', 'set_parameters')),
@@ -129,16 +126,10 @@ class HmiNode(Node):
         self.joystick_panel = JoystickPanel(self.server, self.joystick, self.panel.token_ok, self.p.joystick_frame)
         self._joy_pub = self.create_publisher(WrenchStamped, topics.JOYSTICK_WRENCH, 10)
         self.motion_panel = MotionPanel(self.server, self._queue_command, self.panel.token_ok)
-        self._ee_pub = self.create_publisher(PoseStamped, topics.SPACE_EE_SETPOINT, qos.command())
         self._param_clients = {}
         self._commands: queue.SimpleQueue = queue.SimpleQueue()
         self._wake_commands = self.create_guard_condition(self._send_commands)
-        # an EE target's reachability runs the space plant's loop (up to 0.14 s, 0.3 s under load): in a worker
-        # thread, its verdict handed back to the executor like a click
-        self._checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix='hmi-reach')
-        self._checked: queue.SimpleQueue = queue.SimpleQueue()
-        self._wake_checked = self.create_guard_condition(self._send_checked)
-        self._ee_waiting = None                       # (wall time sent, the check's verdict)
+        self.ee_target = EeTargetSender(self, self.motion_panel)
         self._system_check = 0.0
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.create_timer(1.0 / self.p.view_rate, self._view_tick, clock=steady)
@@ -197,8 +188,8 @@ class HmiNode(Node):
             for st in deserialize_message(raw, DiagnosticArray).status:
                 if topic == topics.DIAGNOSTICS:
                     m.on_status(t, st.name, {kv.key: kv.value for kv in st.values})
-                    if self._ee_waiting and st.name.startswith('space_plant:') and 'EE set-point' in st.message:
-                        self._ee_answer(st.message, level_int(st.level))
+                    if self.ee_target.waiting and st.name.startswith('space_plant:') and 'EE set-point' in st.message:
+                        self.ee_target.answer(st.message, level_int(st.level))
                 elif not (topic == topics.PLANNER_EVENTS and is_duplicate_planner_event(st.name)):
                     who = st.hardware_id or topic.strip('/').split('/')[0]
                     m.on_event(t, who, st.name, st.message, level_int(st.level))
@@ -252,7 +243,7 @@ class HmiNode(Node):
             self.motion_panel.show_answer(kind, False, problem)
             return
         if kind == 'ee_target':
-            self._check_ee_target(values)
+            self.ee_target.check(values)
             return
         if kind == 'via_points':
             node, value = 'reference_source', ParameterValue(
@@ -269,9 +260,15 @@ class HmiNode(Node):
         self.motion_panel.answer.content = (f'**{kind}:** sent to {self.resolve_service_name(service)}, '
                                             'waiting for its answer…')
         future = client.call_async(SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)]))
-        sent = time.monotonic()
-        self._pending.append((kind, future, sent))
+        self.track(kind, future)
         future.add_done_callback(lambda f, k=kind: self._command_answered(k, f))
+
+    def track(self, name: str, future) -> None:
+        """A request sent: answered or expired after ``service_timeout`` (``_expire_requests``)."""
+        self._pending.append((name, future, time.monotonic()))
+
+    def untrack(self, future) -> None:
+        self._pending = [p for p in self._pending if p[1] is not future]
 
     def service_client(self, srv_type, name: str):
         """One client per service, made when first asked for (the system check makes the running
@@ -281,73 +278,8 @@ class HmiNode(Node):
             client = self._param_clients[name] = self.create_client(srv_type, name)
         return client
 
-    # --- the EE target of space_iiwa: reachable from here by the node's own loop? ---------------
-    def _check_ee_target(self, values) -> None:
-        """Ask space_plant for its parameters, then check the target from the measured state."""
-        client = self.service_client(GetParameters, SPACE_PLANT_GET)
-        if not client.service_is_ready():
-            self.motion_panel.show_answer('ee_target', None, f'{self.resolve_service_name(SPACE_PLANT_GET)} is not available: '
-                                          'no space_plant on this DDS domain')
-            return
-        self.motion_panel.answer.content = "**ee_target:** checking reachability with space_plant's parameters…"
-        future = client.call_async(GetParameters.Request(names=list(space_target.NAMES)))
-        self._pending.append(('ee_target', future, time.monotonic()))
-        future.add_done_callback(lambda f: self._ee_parameters(values, f))
-
-    def _ee_parameters(self, values, future) -> None:
-        self._pending = [p for p in self._pending if p[1] is not future]
-        if future.cancelled() or future.result() is None:     # expired: "no answer" already shown
-            return
-        got = {name: parameter_value_to_python(v) for name, v in zip(space_target.NAMES, future.result().values)
-               if v.type != PType.PARAMETER_NOT_SET}
-        p = space_target.node_values(got)
-        state = space_target.state_of(p, dict(self.view.positions), self.view.tf.copy())
-        if isinstance(state, str):
-            self.motion_panel.show_answer('ee_target', False, f'cannot check reachability: {state}')
-            return
-        self._checker.submit(self._reach, p, state, values)
-
-    def _reach(self, p, state, values) -> None:
-        """(worker thread) the check; its verdict goes back to the executor."""
-        try:
-            verdict = space_target.check(p, *state, *values)
-        except (ValueError, RuntimeError) as exc:        # a model the node's values do not build
-            verdict = exc
-        self._checked.put((p, values, verdict))
-        self._wake_checked.trigger()
-
-    def _send_checked(self) -> None:
-        while True:
-            try:
-                p, (position, euler), verdict = self._checked.get_nowait()
-            except queue.Empty:
-                return
-            if isinstance(verdict, Exception):
-                self.motion_panel.show_answer('ee_target', False, f'cannot check reachability: {verdict}')
-                continue
-            if not verdict.reachable:
-                self.motion_panel.show_answer('ee_target', False, f'unreachable from the measured state: '
-                                              f'{verdict.reason}')
-                continue
-            msg = PoseStamped()
-            msg.header.stamp = self.get_clock().now().to_msg()
-            msg.header.frame_id = p.world_frame
-            msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = (float(v) for v in position)
-            q = msg.pose.orientation
-            q.x, q.y, q.z, q.w = (float(v) for v in motion_commands.euler_zyx_deg_to_quat_xyzw(euler))
-            self._ee_pub.publish(msg)
-            self._ee_waiting = (time.monotonic(), verdict.reason)
-            self.motion_panel.answer.content = (f'**ee_target:** reachable ({verdict.reason}); sent on '
-                                                f"{topics.SPACE_EE_SETPOINT}, waiting for space_plant's answer…")
-
-    def _ee_answer(self, message: str, level: int) -> None:
-        """space_plant's status about the set-point it received (its answer to the target)."""
-        _, reason = self._ee_waiting
-        self._ee_waiting = None
-        self.motion_panel.show_answer('ee_target', level == 0, f'space_plant: {message} (checked: {reason})')
-
     def _command_answered(self, kind: str, future) -> None:
-        self._pending = [p for p in self._pending if p[1] is not future]
+        self.untrack(future)
         if future.cancelled() or future.result() is None:     # expired: "no answer" already shown
             return
         result = future.result().results[0]
@@ -372,21 +304,18 @@ class HmiNode(Node):
                 self.panel.show_answer(name, None, f'{service} is not available: no supervisor on this DDS domain')
                 continue
             future = client.call_async(Trigger.Request())
-            self._pending.append((name, future, time.monotonic()))
+            self.track(name, future)
             future.add_done_callback(lambda f, n=name: self._answered(n, f))
 
     def _answered(self, name: str, future) -> None:
-        self._pending = [p for p in self._pending if p[1] is not future]
+        self.untrack(future)
         result = future.result()
         self.get_logger().info(f'{name}: {"accepted" if result.success else "refused"}: {result.message}')
         self.panel.show_answer(name, bool(result.success), result.message)
 
     def _expire_requests(self) -> None:
         now = time.monotonic()
-        if self._ee_waiting and now - self._ee_waiting[0] > self.p.service_timeout:
-            self._ee_waiting = None
-            self.motion_panel.show_answer('ee_target', None, f'sent on {topics.SPACE_EE_SETPOINT}, but space_plant '
-                                          f'said nothing within {self.p.service_timeout:g} s (is it active?)')
+        self.ee_target.expire(now, self.p.service_timeout)
         for name, future, sent in list(self._pending):
             if not future.done() and now - sent > self.p.service_timeout:
                 self._pending.remove((name, future, sent))
@@ -399,7 +328,7 @@ class HmiNode(Node):
                     self.motion_panel.show_answer(name, None, f'no answer within {self.p.service_timeout:g} s')
 
     def destroy_node(self) -> None:
-        self._checker.shutdown(wait=True, cancel_futures=True)
+        self.ee_target.shutdown()
         self._view_readers.destroy()
         self._panel_readers.destroy()
         self.server.stop()
