@@ -7,6 +7,7 @@ decelerate within acceleration_max and come to rest. Refused commands leave the 
 trip the watchdog; real-time mode advances without commands."""
 import numpy as np
 import pytest
+from rclpy.parameter import Parameter
 
 from hil_core.iiwa.kinematics import JOINT_NAMES
 from hil_core.space.command_stream import braking_tail
@@ -77,7 +78,7 @@ def test_the_arm_brakes_on_the_robot_side_when_the_stream_stops_mid_motion(ros):
     the stock JTC plays it out: the drives' reference velocity ramps down by exactly at most
     a_max per second, the measured joint velocity follows without a step (tolerance below) and
     the arm comes to rest at the tail's end."""
-    rig = drives(ros, lockstep_timeout=0.01, lockstep_late='hold', command_timeout=10.0)
+    rig = drives(ros, lockstep_late='hold', command_timeout=10.0)
     ref_v = record_references(rig)
     cmd = np.array([0.3, -0.4, 0.5, 0.35, -0.6, 0.7, 0.9])
     q, v = np.array(SEED_Q0), np.zeros(7)
@@ -85,6 +86,7 @@ def test_the_arm_brakes_on_the_robot_side_when_the_stream_stops_mid_motion(ros):
         v = v + np.clip(cmd - v, -A_MAX * 1e-3, A_MAX * 1e-3)
         q = q + v * 1e-3
         js = rig.send(command((k - 1) * MS, q, v))
+    rig.node.set_parameters([Parameter('lockstep_timeout', value=0.01)])   # the stream dies now
     v_stop = np.array(js.velocity)
     assert np.abs(v_stop - cmd).max() < 0.02                       # moving at speed
     n = len(rig.js)
@@ -116,10 +118,13 @@ def test_refused_commands_leave_the_tail_in_force_and_trip_the_watchdog(ros, bad
     """A refused message changes nothing (the frame goes on waiting for a valid one): the arm
     goes on along the last accepted tail, the late frame brakes (the default ``lockstep_late``)
     and the watchdog follows no command until the node is activated again."""
-    rig = drives(ros, lockstep_timeout=0.05)
+    rig = drives(ros)
     cmd = np.full(7, 0.2)
     for k in range(1, 301):
         rig.send(command((k - 1) * MS, ramp(cmd, k), cmd))
+    # a short wait only now: with it in the loop above, one pause of this process (CI ran 50 ms
+    # late at frame 0.048 s) braked the arm before the refused message was sent
+    rig.node.set_parameters([Parameter('lockstep_timeout', value=0.05)])
     v0 = np.array(rig.js[-1].velocity)
     times, pos, vel = braking_tail(ramp(cmd, 301), cmd, A_MAX, MS)
     if 'nan' in bad:
