@@ -1,7 +1,8 @@
 """What a part without the supervisor hears (hil_nodes.cli.part_run.PartWatch, RunClient), over
 DDS: the supervisor's latched mode says the part's nodes were activated even when their volatile
 transition events went out before the part's subscription matched; the drives' counters are
-final once their deactivation status ("inactive") came in."""
+final once their deactivation status ("inactive") came in; the shutdown is heard from the
+nodes going down even when their activation was not."""
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lifecycle_msgs.msg import State, TransitionEvent
 from std_msgs.msg import String
@@ -63,5 +64,33 @@ def test_the_drives_counters_are_final_after_their_deactivation_status(ros):
         client.wait_deactivated(['mock_hexapod'], timeout=10.0)
         assert client.deactivated == {'mock_hexapod'}
         assert (client.value('mock_hexapod', 'frames'), client.value('mock_hexapod', 'late_commands')) == ('812', '1')
+    finally:
+        client.close()
+
+
+def _event(label: str) -> TransitionEvent:
+    return TransitionEvent(goal_state=State(label=label))
+
+
+def test_the_shutdown_is_heard_from_the_nodes_going_down_without_their_activation(ros):
+    """The supervisor's "lifecycle: down" may never cross (its process is stopped right after),
+    and the part may have missed the volatile 'active' event: a node that went through
+    'deactivating' to 'unconfigured' was shut down from active all the same."""
+    events = ros.node.create_publisher(TransitionEvent, topics.lifecycle_service('mock_hexapod', 'transition_event'),
+                                       10)
+    client = RunClient(ros.domain_id)
+    try:
+        watch = PartWatch(client, ['mock_hexapod'])
+        _spin_until(client, lambda: events.get_subscription_count() >= 1)
+        for label in ('inactive', 'cleaningup', 'unconfigured'):      # a configure undone: never active
+            events.publish(_event(label))
+        _spin_until(client, lambda: len(watch.states['mock_hexapod']) == 3)
+        assert not watch.shut_down()
+        for label in ('deactivating', 'inactive', 'cleaningup'):
+            events.publish(_event(label))
+        _spin_until(client, lambda: len(watch.states['mock_hexapod']) == 6)
+        assert not watch.shut_down()                                  # not down yet
+        events.publish(_event('unconfigured'))
+        _spin_until(client, watch.shut_down)
     finally:
         client.close()

@@ -77,6 +77,9 @@ def test_the_supervisor_names_the_other_parts_nodes_and_manages_them_all():
     assert sup['managed_nodes'] == ['mock_hexapod', 'ft_sensor', 'admittance', 'kinematics', 'planner', 'timebase']
     assert [s.name for s in plan.processes] == ['ft_sensor', 'kinematics', 'planner', 'timebase', 'supervisor']
     assert plan.clock_owner == 'mock_hexapod'          # on the drives' host: the chain follows its /clock
+    assert sup['clock_owner'] == 'mock_hexapod'        # deactivated first in lockstep (lifecycle_plan)
+    hardware = bringup_plan('hexafloat', mode='hardware')   # ros2_control's drives: no clock owner
+    assert 'clock_owner' not in next(s for s in hardware.processes if s.name == 'supervisor').parameters
     whole = bringup_plan('hexafloat', split='three_hosts')   # one host starts every node: nothing to wait for
     assert 'node_parts' not in next(s for s in whole.processes if s.name == 'supervisor').parameters
 

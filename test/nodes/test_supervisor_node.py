@@ -44,6 +44,21 @@ def test_bring_up_in_order_then_shutdown_in_reverse(ros):
     assert not ok and 'system is down' in message
 
 
+@pytest.mark.parametrize('lockstep', [True, False])
+def test_in_lockstep_the_clock_owner_is_deactivated_first(ros, lockstep):
+    """Its frames wait for the chain's commands: deactivated after the chain, its next frame would
+    wait for a command that never comes and count late (a safety event the shutdown made). In real
+    time the drives hold at rest without a command: the reverse order stays."""
+    journal = []
+    dummies(ros, ['rec', 'drives', 'chain'], journal)
+    sup = supervisor(ros, managed_nodes=['rec', 'drives', 'chain'], clock_owner='drives', lockstep=lockstep, **CALM)
+    ros.spin_until(lambda: sup.lifecycle == 'up', 30.0, 'bring-up')
+    ok, message = trigger(ros, topics.HIL_SHUTDOWN)
+    assert ok, message
+    first = ['drives', 'chain', 'rec'] if lockstep else ['chain', 'drives', 'rec']
+    assert journal[6:] == [(n, 'deactivate') for n in first] + [(n, 'cleanup') for n in first]
+
+
 def test_node_refusing_configure_faults_naming_it(ros):
     journal = []
     dummies(ros, ['a', 'c'], journal)

@@ -84,8 +84,9 @@ def _run_parts(hosts, tmp_path):
 def test_hexafloat_split_over_two_emulated_hosts(hosts, tmp_path, one_host_run):
     runs = _run_parts(hosts, tmp_path)
     (hw_code, hw, hw_err), (ch_code, chain, ch_err) = runs['hardware'], runs['chain']
-    assert ch_code == 0, ch_err[-3000:]
-    assert hw_code == 0, hw_err[-3000:]
+    # each part's summary (outcome, reason, supervisor) and its stderr tell why it failed
+    assert ch_code == 0, (chain, ch_err[-3000:])
+    assert hw_code == 0, (hw, hw_err[-3000:])
     # each part's own summary
     assert (chain['part'], chain['outcome'], chain['faults'], chain['late_commands']) == ('chain', 'done', '0', '0')
     assert chain['modes'].split(' -> ') == MODES

@@ -136,6 +136,15 @@ def test_shutdown_deactivates_then_cleans_up_in_reverse():
     assert steps == [] and notes == ['w skipped (state unknown)', 'y skipped (state finalized)']
 
 
+def test_shutdown_takes_the_named_node_first_and_the_others_in_reverse():
+    states = {'rec': 'active', 'drives': 'active', 'ft': 'active', 'tb': 'active'}
+    steps, _ = shutdown_plan(['rec', 'drives', 'ft', 'tb'], states, first='drives')
+    assert [str(s) for s in steps] == ['deactivate drives', 'deactivate tb', 'deactivate ft', 'deactivate rec',
+                                       'cleanup drives', 'cleanup tb', 'cleanup ft', 'cleanup rec']
+    # a first node that is not managed (hardware mode: the drives are ros2_control's) changes nothing
+    assert shutdown_plan(['rec', 'ft'], states, first='drives') == shutdown_plan(['rec', 'ft'], states)
+
+
 def test_node_list_errors():
     assert check_node_list(['/a', 'ns/b']) == ['a', 'ns/b']
     with pytest.raises(ValueError, match='listed twice'):

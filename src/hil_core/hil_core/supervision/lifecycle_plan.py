@@ -3,7 +3,8 @@
 Bring-up: configure every managed node in the listed order, then activate every one in the
 listed order (so every node is configured, its publishers and parameters checked, before
 anything starts producing output). Shutdown: deactivate in reverse order, then clean up in
-reverse order, each step only for nodes in a state where it applies.
+reverse order, each step only for nodes in a state where it applies; one node may be named to
+go first (the lockstep clock owner: see ``shutdown_plan``).
 
 Pure logic on node names and lifecycle state labels ('unconfigured', 'inactive', 'active',
 'finalized', 'unknown', ...) as ``lifecycle_msgs/State.label`` spells them.
@@ -46,12 +47,21 @@ def bring_up_plan(nodes) -> list[Step]:
     return [Step(n, 'configure') for n in nodes] + [Step(n, 'activate') for n in nodes]
 
 
-def shutdown_plan(nodes, states: dict[str, str]) -> tuple[list[Step], list[str]]:
+def shutdown_plan(nodes, states: dict[str, str], first: str = '') -> tuple[list[Step], list[str]]:
     """Steps that bring every node down to 'unconfigured', reverse order, and notes for the
-    nodes that are skipped (state unknown, dead, finalized, already unconfigured)."""
+    nodes that are skipped (state unknown, dead, finalized, already unconfigured).
+
+    ``first``: a node deactivated (and cleaned up) before the others, whatever its place. In
+    lockstep that is the clock owner: its frames wait for the chain's commands, and a chain
+    deactivated before it leaves its next frame waiting; past its lockstep wait that frame
+    counts as a late command (a safety event) that the shutdown itself made."""
     nodes = check_node_list(nodes)
+    order = list(reversed(nodes))
+    if first and first in order:
+        order.remove(first)
+        order.insert(0, first)
     deactivate, cleanup, notes = [], [], []
-    for node in reversed(nodes):
+    for node in order:
         state = states.get(node, 'unknown')
         if state == 'active':
             deactivate.append(Step(node, 'deactivate'))

@@ -255,6 +255,8 @@ def bringup_plan(system: str | SystemDescription, scenario: str | Scenario | Non
         if spec.name == 'supervisor':
             p.update(managed_nodes=list(managed), autostart=True, autostart_run=duration is not None,
                      run_duration=float(duration or 0.0))
+            if owner in managed:     # its frames wait for the chain: it goes first at shutdown
+                p['clock_owner'] = owner
             if monitored:   # an empty list has no type in a params file
                 p['monitored_nodes'] = monitored
             # started as a part: the other parts' nodes, named in its wait for them (the whole graph

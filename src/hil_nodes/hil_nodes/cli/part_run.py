@@ -80,10 +80,12 @@ class PartWatch:
             any(m != HilMode.IDLE for _, m in self.client.modes)
 
     def shut_down(self) -> bool:
-        """The supervisor's shutdown reached this part."""
+        """The supervisor's shutdown reached this part: it said so, or every managed node here
+        went down after it had been active ('deactivating' tells that too, should the volatile
+        'active' event have gone out before this part's subscription matched)."""
         if self.client.value(SUPERVISOR, 'lifecycle') == 'down':
             return True
-        return bool(self.states) and all('active' in seen and seen[-1] in DOWN_STATES
+        return bool(self.states) and all(('active' in seen or 'deactivating' in seen) and seen[-1] in DOWN_STATES
                                          for seen in self.states.values())
 
 

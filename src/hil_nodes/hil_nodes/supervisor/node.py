@@ -177,7 +177,8 @@ class SupervisorNode(IntraProcessNode, Node):
         await idle
         # dead, restarted and silent nodes are skipped: a dead node's services would only be
         # waited for; the others get shutdown_timeout each at most
-        steps, notes = shutdown_plan(self.managed, self._states_for_shutdown())
+        steps, notes = shutdown_plan(self.managed, self._states_for_shutdown(),
+                                     first=self.p.clock_owner if self.p.lockstep else '')
         done = Future()
         self.driver.start('shutdown', steps, done.set_result, stop_on_failure=False,
                           service_timeout=self.p.shutdown_timeout, transition_timeout=self.p.shutdown_timeout)

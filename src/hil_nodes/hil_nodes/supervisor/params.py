@@ -41,6 +41,9 @@ PARAMS = (
           '(deactivated and cleaned up in reverse)', check=_node_list),
     Param('monitored_nodes', 'str[]', [], 'nodes whose heartbeat is watched but whose lifecycle is '
           'not driven', check=_node_list),
+    Param('clock_owner', str, '', "the managed node whose frames drive the run (the mock drives; '' = none): "
+          "in lockstep the shutdown deactivates it first, so that no frame of it waits for a command "
+          "from a chain already deactivated (that wait would count a late command)"),
     Param('node_parts', 'str[]', [], "NODE:PART of the nodes another part of the plan starts (another host, "
           "docs/lab.md): named with their part while the bring-up waits for them", check=_node_parts),
     Param('nodes_timeout', float, 120.0, 'bring-up first waits this long (wall s) for the lifecycle services of '
