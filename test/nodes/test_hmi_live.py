@@ -138,8 +138,12 @@ def test_live_page_shows_the_graph_and_calls_the_supervisor(ros, domain_id, arti
                 ros.spin_for(0.3)
             assert box is not None and box == last, f'EMERGENCY STOP never stood still: {last} -> {box}'
             page.mouse_click(box[0] + box[2] / 2, box[1] + box[3] / 2)
-            until(lambda text: modes[-1].data == 'FAULT' and 'Mode: FAULT' in text and 'estop accepted' in text,
-                  'FAULT after EMERGENCY STOP')
+            try:
+                until(lambda text: modes[-1].data == 'FAULT' and 'Mode: FAULT' in text and 'estop accepted' in text,
+                      'FAULT after EMERGENCY STOP')
+            except AssertionError as exc:      # the HMI's log says whether the click reached it
+                interrupt(hmi, 20.0)
+                raise AssertionError(f'{exc}\nthe HMI said:\n{hmi.stdout.read()[-3000:]}') from None
     finally:
         interrupt(hmi, 20.0)
         interrupt(graph, 20.0)

@@ -228,7 +228,7 @@ def test_watchdog_stops_a_moving_robot_when_the_supervisor_heartbeat_is_lost(ros
     beat = ros.node.create_publisher(Header, topics.HIL_HEARTBEAT, 10)
     alive = [True]
     ros.node.create_timer(0.05, lambda: alive[0] and beat.publish(Header(frame_id='/supervisor')))
-    rig = drives(ros, HEXAPOD, lockstep=False, time_scale=0.5, command_timeout=30.0, supervisor_timeout=0.2,
+    rig = drives(ros, HEXAPOD, lockstep=False, time_scale=0.5, command_timeout=30.0, supervisor_timeout=0.5,
               brake_deceleration=[3.0]).up()
     rig.pub.publish(long_trajectory())
     ros.spin_until(lambda: rig.js[-1].velocity[0] > 0.049, 10, 'cruising')

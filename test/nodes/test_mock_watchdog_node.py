@@ -63,7 +63,7 @@ class Controller:
 def rig(ros, **params):
     # lockstep_late is left at its default, brake: a frame whose command is late starts the
     # watchdog's stop ('hold' would stop following dead and go on)
-    defaults = dict(lockstep=True, time_scale=0.0, lockstep_timeout=0.2, status_period=0.2, watchdog=True,
+    defaults = dict(lockstep=True, time_scale=0.0, lockstep_timeout=0.5, status_period=0.2, watchdog=True,
                     brake_deceleration=[BRAKE] * 6, supervisor_timeout=0.5,
                     use_sim_time=False)
     defaults.update(params)
@@ -120,7 +120,8 @@ def test_a_dead_supervisor_makes_the_mock_brake_while_commands_still_flow(ros):
     sup = start(ros, SupervisorNode, autostart=False, frame_period=0.05)
     # paced at wall time: the heartbeat's timeout is wall time, and an unpaced run would reach the
     # sliders' 0.1 m stroke end (guard refusals, a held setpoint) before the trip on a fast machine
-    ctl, events, diags = rig(ros, time_scale=1.0)
+    # (a long lockstep wait: a pause of this process must not trip the other stop first)
+    ctl, events, diags = rig(ros, time_scale=1.0, lockstep_timeout=5.0)
     ros.spin_until(lambda: ctl.sent >= 60, 30.0, 'the controller running')
     ros.executor.remove_node(sup)
     sup.destroy_node()                                             # the supervisor dies; commands go on

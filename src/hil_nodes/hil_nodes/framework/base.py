@@ -8,7 +8,7 @@ What every node gets from ``HilLifecycleNode``:
 * ``self.p``: the validated values as attributes;
 * online changes: refused while active unless the parameter is ``dynamic`` (the node then
   applies it itself, bumplessly); accepted while inactive and applied through
-  ``apply_parameters``;
+  ``apply_parameters`` (this parameter half: hil_nodes.framework.node_params);
 * a DiagnosticArray status publisher (``self.status(level, message, **values)``), alive in
   every lifecycle state so a refused configuration is visible; statuses are named
   ``"<node>: <task>"`` as diagnostic_updater names them (``STATUS_TASK``, or ``task=`` per
@@ -43,16 +43,12 @@ destroyed without a shutdown transition (tests, containers).
 from __future__ import annotations
 
 import gc
-import sys
 import time
 from types import SimpleNamespace
 from typing import Any, Sequence
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-from rclpy.exceptions import ParameterUninitializedException
 from rclpy.lifecycle import LifecycleNode, LifecyclePublisher, LifecycleState, TransitionCallbackReturn
-from rclpy.parameter import Parameter
 from rclpy.publisher import Publisher
 from rclpy.service import Service
 from rclpy.subscription import Subscription
@@ -63,14 +59,15 @@ from hil_nodes import qos, topics
 from hil_nodes.framework import throttle
 from hil_nodes.framework.cycle_status import CycleMonitor, CycleReport
 from hil_nodes.framework.liveness import Liveness
+from hil_nodes.framework.node_params import TableParameters
 from hil_nodes.msgs.convert import status_array
 from hil_nodes.runtime import caller_lookup, kernel_loads
 from hil_nodes.runtime.intra_publisher import IntraPublisher
 from hil_nodes.runtime.intra_subscription import IntraSubscription
 from hil_nodes.runtime.intra_process_node import IntraProcessNode
 from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
-from hil_nodes.framework.param_sources import check_sources, unknown_parameters
-from hil_nodes.framework.param_table import _PARAM_TYPES, REQUIRED, Param, ParameterError  # noqa: F401 (nodes import them from here)
+from hil_nodes.framework.param_sources import unknown_parameters
+from hil_nodes.framework.param_table import REQUIRED, Param, ParameterError  # noqa: F401 (nodes import them from here)
 
 OK = DiagnosticStatus.OK
 WARN = DiagnosticStatus.WARN
@@ -80,7 +77,7 @@ STALE = DiagnosticStatus.STALE
 FREEZE_AFTER_ACTIVATION = False   # set by hil_nodes.runtime.runner in node processes (see on_activate)
 
 
-class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
+class HilLifecycleNode(TableParameters, Liveness, IntraProcessNode, LifecycleNode):
     """Base class of every hil_suite lifecycle node (see the module docstring)."""
 
     PARAMS: Sequence[Param] = ()
@@ -106,8 +103,7 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         # with random sources use it, and no node warns about it as unknown
         Param('seed', int, 0, 'seed of the run (random sources of the node, if any)'),
     )
-    # parameters the base applies itself (never passed to a subclass's apply_parameters)
-    _BASE_DYNAMIC = frozenset({'inject_cycle_delay'})
+    _BASE_DYNAMIC = frozenset({'inject_cycle_delay'})      # (node_params: applied by the base)
     # the node's default name (a node is started under another with node_name= or __node:=)
     NODE_NAME = ''
 
@@ -129,31 +125,11 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         if not node_name:
             raise TypeError(f'{type(self).__name__} has no default name: pass node_name')
         super().__init__(node_name, **kwargs)
-        self._param_table = {p.name: p for p in (*self.COMMON_PARAMS, *self.PARAMS)}
-        # wrong-typed values are found (and wrong overrides taken out) before declaring:
-        # declare_parameter would raise on them, i.e. a traceback instead of a refusal
-        self._type_problems: dict[str, list[str]] = {}
-        argv = [*sys.argv, *(kwargs.get('cli_args') or ())]   # the process's and the node's own
-        for name, problem in check_sources(self, self._param_table, argv):
-            self._type_problems.setdefault(name, []).append(problem)
-        for p in self._param_table.values():
-            descriptor = p.descriptor()
-            ptype = _PARAM_TYPES[p.type]
-            if p.default is REQUIRED:
-                self.declare_parameter(p.name, ptype, descriptor)
-            elif isinstance(p.type, str) and len(p.default) == 0:
-                # rclpy would type an empty list as a byte array: declare the array type, then the
-                # empty default unless the parameter files gave a value.
-                self.declare_parameter(p.name, ptype, descriptor)
-                if self._raw_value(p.name) is None:
-                    self.set_parameters([Parameter(p.name, ptype, [])])
-            else:
-                self.declare_parameter(p.name, p.default, descriptor)
-        self.p = SimpleNamespace()
-        self._due_last: dict[str, float] = {}
         self.active = False
         self.configured = False
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._declare_table((*self.COMMON_PARAMS, *self.PARAMS), kwargs.get('cli_args'))   # (node_params)
+        self.p = SimpleNamespace()
+        self._due_last: dict[str, float] = {}
         self._diag_pub = self.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self._start_liveness()       # heartbeat, stop in place (framework.liveness)
         self._cycles = CycleReport()
@@ -163,67 +139,10 @@ class HilLifecycleNode(Liveness, IntraProcessNode, LifecycleNode):
         self.create_timer(self._declared_or_default('status_period'), self._publish_cycle_status,
                           clock=self._steady)
 
-    # --- parameters -----------------------------------------------------------------------
-    def _raw_value(self, name: str) -> Any:
-        try:
-            return self.get_parameter(name).value
-        except ParameterUninitializedException:
-            return None
-
-    def _declared_or_default(self, name: str) -> Any:
-        try:
-            return self._param_table[name].validate(self._raw_value(name))
-        except ParameterError:
-            return self._param_table[name].default
-
-    def load_parameters(self) -> SimpleNamespace:
-        """Validate every declared parameter; raise ParameterError naming the first bad one
-        (wrong types in any source first, all of them in one line)."""
-        if self._type_problems:
-            raise ParameterError('; '.join(m for ms in self._type_problems.values() for m in ms))
-        values = {}
-        for name, p in self._param_table.items():
-            values[name] = p.validate(self._raw_value(name))
-        problem = self.check_parameters(SimpleNamespace(**values))
-        if problem:
-            raise ParameterError(problem)
-        return SimpleNamespace(**values)
-
-    def check_parameters(self, p: SimpleNamespace) -> str | None:
-        """Cross-parameter checks of a subclass; return an error text naming the parameters."""
-        return None
-
-    def apply_parameters(self, changed: set[str]) -> None:
-        """Called after accepted online changes (``self.p`` already updated)."""
-
-    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
-        if not self.configured:
-            for prm in params:            # a new value (rclpy checked its type) replaces a wrong one
-                self._type_problems.pop(prm.name, None)
-            return SetParametersResult(successful=True)
-        candidate = dict(vars(self.p))
-        for prm in params:
-            spec = self._param_table.get(prm.name)
-            if spec is None:
-                continue
-            if self.active and not spec.dynamic:
-                return SetParametersResult(
-                    successful=False,
-                    reason=f"parameter '{prm.name}' can only change while the node is inactive")
-            try:
-                candidate[prm.name] = spec.validate(prm.value)
-            except ParameterError as exc:
-                return SetParametersResult(successful=False, reason=str(exc))
-        problem = self.check_parameters(SimpleNamespace(**candidate))
-        if problem:
-            return SetParametersResult(successful=False, reason=problem)
-        changed = {prm.name for prm in params if prm.name in self._param_table}
-        self.p = SimpleNamespace(**candidate)
+    # --- parameters (framework.node_params) ---------------------------------------------------
+    def _apply_base_dynamic(self, changed: set[str]) -> None:
         if 'inject_cycle_delay' in changed:
             self._cycles.set_inject_delay(self.p.inject_cycle_delay)
-        if changed - self._BASE_DYNAMIC:
-            self.apply_parameters(changed - self._BASE_DYNAMIC)
-        return SetParametersResult(successful=True)
 
     # --- lifecycle --------------------------------------------------------------------------
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:

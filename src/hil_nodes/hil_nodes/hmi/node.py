@@ -304,6 +304,9 @@ class HmiNode(Node):
                 self.panel.show_answer(name, None, f'{service} is not available: no supervisor on this DDS domain')
                 continue
             future = client.call_async(Trigger.Request())
+            # a line per operator request (not per frame): an emergency stop that did nothing can
+            # then be told apart, in the HMI's log, from one that never left the page
+            self.get_logger().info(f'{name}: requested on the page, {SERVICES[name]} called')
             self.track(name, future)
             future.add_done_callback(lambda f, n=name: self._answered(n, f))
 
