@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
@@ -97,18 +98,23 @@ class RunClient:
         finally:
             self.node.destroy_client(client)
 
+    def spin_until(self, done: Callable[[], bool], timeout: float) -> bool:
+        """Spin until ``done()`` or ``timeout`` wall s passed; whether it came."""
+        end = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() >= end:
+                return False
+            self.spin_once(0.05)
+        return True
+
     def wait_fresh_diagnostics(self, nodes: list[str], timeout: float = 3.0) -> None:
         """Spin until each node has sent one more status (its counters then cover the whole run)."""
         before = {n: self.diag_counts.get(n, 0) for n in nodes}
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and any(self.diag_counts.get(n, 0) <= c for n, c in before.items()):
-            self.spin_once(0.05)
+        self.spin_until(lambda: all(self.diag_counts.get(n, 0) > c for n, c in before.items()), timeout)
 
     def wait_deactivated(self, nodes: list[str], timeout: float = 3.0) -> None:
         """Spin until each node's deactivation status came in (its counters are then final)."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and not self.deactivated.issuperset(nodes):
-            self.spin_once(0.05)
+        self.spin_until(lambda: self.deactivated.issuperset(nodes), timeout)
 
     def progress(self, node: str, key: str) -> tuple[int, str] | None:
         """(statuses of ``node`` that carried ``key`` so far, its latest value), None before one."""

@@ -369,6 +369,4 @@ def _progress(client: RunClient, frame_period: float) -> tuple[int, float] | Non
 
 def _drain(client: RunClient, seconds: float = 0.5) -> None:
     """Let the last diagnostics in (they carry the counters of the summary)."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        client.spin_once(0.05)
+    client.spin_until(lambda: False, seconds)
