@@ -129,6 +129,28 @@ def test_a_latched_state_heard_before_activation_is_where_the_recording_starts(r
                for line in accounting.summary_lines(list(rows.values())))
 
 
+def test_a_topic_with_latched_and_volatile_publishers_is_recorded_from_both(ros, tmp_path):
+    """/hil/events in lockstep: the planner's and the drives' events latched, every node's
+    stop-in-place fault volatile. The recorder asks for what all of them offer (rosbag2's rule):
+    a latched request would match the latched publisher only."""
+    bag = tmp_path / 'bag'
+    latched = ros.node.create_publisher(DiagnosticArray, '/hil/events', qos.command(50, lockstep=True))
+    volatile = ros.node.create_publisher(DiagnosticArray, '/hil/events', qos.command(50))
+    rec = start(ros, RecorderNode, bag_path=str(bag), topics=['/hil/events'], discovery_period=0.05)
+    ros.bring_up('recorder')
+    ros.spin_until(lambda: latched.get_subscription_count() >= 1 and volatile.get_subscription_count() >= 1,
+                   10, 'the recorder matched by both publishers')
+    sent = []
+    for i, pub in enumerate([latched, volatile, latched, volatile]):
+        msg = DiagnosticArray()
+        msg.header.frame_id = f'event {i}'
+        pub.publish(msg)
+        sent.append(msg.header.frame_id)
+    ros.spin_until(lambda: rec.bag.counts().get('/hil/events', 0) == len(sent), 10, 'every event written')
+    assert ros.change_state('recorder', 'deactivate') and ros.change_state('recorder', 'cleanup')
+    assert sorted(m.header.frame_id for _, _, m in read_messages(bag, ['/hil/events'])) == sent
+
+
 def test_refuses_existing_bag_path_and_missing_path(ros, tmp_path):
     start(ros, RecorderNode, 'recorder')
     assert not ros.change_state('recorder', 'configure')   # bag_path is required

@@ -5,8 +5,8 @@ clock (sim time in simulation, so a lockstep bag has the simulation's time axis)
 its own on the wall clock the readers are drained every ``poll_period`` instead of waking the
 process per message (``hil_nodes.recorder.polled_readers``; each message keeps its DDS receipt time):
 with one process per node the recorder's CPU went from 0.20 to 0.10 CPU-s per s. Topics are
-subscribed as soon as they appear in the graph, with the publisher's reliability/durability so
-latched topics (/hil/mode, /robot_description) are caught too. The bag is checkpointed every
+subscribed as soon as they appear in the graph, with the reliability/durability every publisher
+offers (rosbag2's rule) so latched topics (/hil/mode, /robot_description) are caught too. The bag is checkpointed every
 ``checkpoint_period`` wall seconds, closed on deactivate/shutdown/SIGINT; a bag left by a killed
 recorder is repaired with ``hil_nodes.recorder.bag_recovery.recover_bag`` (``hil report`` does it automatically).
 
@@ -103,9 +103,15 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
             self._own_timers.append(self.create_timer(self.p.poll_period, self._drain, clock=steady))
 
     def _qos_for(self, topic: str) -> QoSProfile:
+        """rosbag2's rule (rosbag2_transport qos.cpp, ``adapt_request_to_offers``): reliable and
+        transient-local only when every publisher offers it, so that the subscription matches
+        them all. /hil/events in lockstep has both (the planner's and the drives' latched events,
+        every node's volatile stop-in-place fault): a latched request heard none of the volatile
+        ones. Volatile misses what a latched publisher sent before it matched; the recorder is
+        the first node activated, before any event."""
         infos = self.get_publishers_info_by_topic(topic)
         reliable = all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
-        latched = any(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
+        latched = bool(infos) and all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
         return QoSProfile(depth=1000,
                           reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
                           durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
