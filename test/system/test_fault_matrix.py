@@ -23,7 +23,6 @@ import math
 import os
 import pathlib
 import random
-import re
 import signal
 import time
 
@@ -33,6 +32,7 @@ import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from fault_figures import (first_bag_detection, first_log_detection, hard_limit_levels, shm_files_of,
                            shm_leftovers, slider_stroke, stop_figures, workspace)
+from fault_reasons import froze_with_it, killed_and_named
 from fault_runs import HilRun, Watch, domain_pids, node_pid
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from sensor_msgs.msg import JointState
@@ -337,14 +337,7 @@ def test_kill_is_a_fault_naming_the_node_and_a_controlled_stop(tmp_path, node):
     row = run_row(tmp_path, 'kill', node)
     s = row['summary']
     assert row['code'] == 1 and s['outcome'] == 'fault', row['stderr'][-3000:]
-    # named by the launcher's report of the exit at once, or, when that report reached the
-    # supervisor after its 3 s wall-time heartbeat limit (CI, two rows at once: the report came
-    # late while the supervisor's checks ran on: docs/fault_matrix.md, "A frozen process freezes
-    # its publishers"), by the heartbeat, with the launcher having said the exit
-    by_exit = f'node {node} is dead: its process {node} was killed by SIGKILL' in s['fault_reason']
-    by_heartbeat = (s['fault_reason'].startswith(f'node {node} is dead: last heartbeat ')
-                    and f'hil run: process {node} was killed by SIGKILL' in row['stderr'])
-    assert by_exit or by_heartbeat, (s['fault_reason'], row['stderr'][-3000:])
+    assert killed_and_named(node, s['fault_reason'], row['stderr']), (s['fault_reason'], row['stderr'][-3000:])
     assert 'hil run: shutdown:' not in row['stderr'], row['stderr']    # no wait on the dead node's services
     check_clean_end(row)
     if node == 'recorder':     # its bag ends at the kill: repaired, it opens with the run up to there
@@ -377,23 +370,6 @@ def test_stall_is_never_clean_and_never_jumps(tmp_path, node):
     named = any(f in said for f in (f'{node} stalled', f'node {node} is dead', f'node {node} silent'))
     assert named or froze_with_it(node, said), said
     check_stopped_cleanly(row)
-
-
-OWN_STALL = re.compile(r'supervisor stalled: no liveness check for (\d+\.\d+) s of wall time')
-
-
-def froze_with_it(node: str, said: str) -> bool:
-    """The container (the supervisor's process) froze as long as the frozen node, so nothing
-    in it could tell who stopped first. A frozen process freezes the processes that publish to it
-    over Fast DDS shared memory for the port health check's 1 s, the GIL held (bench/frozen_peer.py:
-    10-20 % of freezes here; docs/fault_matrix.md "A frozen process freezes its publishers"), and
-    rmw_fastrtps always adds that transport under ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST. Accepted
-    only for a node outside the container, with the supervisor's own stall of one or two health
-    checks (what that bench measures) and the drives' watchdog stop: the stop itself is checked as
-    for any row."""
-    own = [float(g) for g in OWN_STALL.findall(said)]
-    return (node != 'supervisor' and 'mock_hexapod: watchdog: braking to rest' in said
-            and any(0.9 <= g <= 2.3 for g in own))
 
 
 @pytest.mark.parametrize('node', NODES)

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import gc
 import time
-from types import SimpleNamespace
 from typing import Any, Sequence
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
@@ -128,7 +127,6 @@ class HilLifecycleNode(TableParameters, Liveness, IntraProcessNode, LifecycleNod
         self.active = False
         self.configured = False
         self._declare_table((*self.COMMON_PARAMS, *self.PARAMS), kwargs.get('cli_args'))   # (node_params)
-        self.p = SimpleNamespace()
         self._due_last: dict[str, float] = {}
         self._diag_pub = self.create_publisher(DiagnosticArray, topics.DIAGNOSTICS, 10)
         self._start_liveness()       # heartbeat, stop in place (framework.liveness)

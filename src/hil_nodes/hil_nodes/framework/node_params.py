@@ -52,6 +52,7 @@ class TableParameters:
                     self.set_parameters([Parameter(p.name, ptype, [])])
             else:
                 self.declare_parameter(p.name, p.default, descriptor)
+        self.p = SimpleNamespace()           # the validated values: load_parameters at configure
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
     def _raw_value(self, name: str) -> Any:
