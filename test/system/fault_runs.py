@@ -210,3 +210,11 @@ class HilRun:
             if sep:
                 self.summary[key.strip()] = value.strip()
         return self.code
+
+    def why_ended(self) -> str:
+        """What an ended run says of its end (after ``wait``): the summary's lines that give the
+        reason, the node logs' folder, and the end of its stderr."""
+        keys = ('outcome', 'modes', 'fault_reason', 'faults', 'late_commands', 'safety_events', 'realtime_held',
+                'killed_processes', 'logs')
+        said = ', '.join(f'{k}: {self.summary[k]}' for k in keys if k in self.summary)
+        return f'{said or "no summary"}; stderr:\n{self.stderr[-3000:]}'
