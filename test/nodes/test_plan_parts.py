@@ -2,6 +2,7 @@
 system in exactly one part of each split, each part a subset of the one plan, `hil plan --part`
 showing it, and the refusals that keep a part from running what another host runs."""
 import dataclasses
+import datetime
 import pathlib
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from hil_nodes.bringup.system import BringupError, Scenario, load_system
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SYSTEMS = sorted(p.stem for p in (ROOT / 'config' / 'systems').glob('*.yaml'))
+STAMP = datetime.datetime(2026, 1, 2, 3, 4, 5)   # the bag's name: the same in every plan of one test
 
 
 def _hil_plan(*args):
@@ -46,12 +48,12 @@ def test_the_parts_of_a_plan_partition_its_processes_with_the_same_values(system
     with the values the whole plan gives it; what a run adds (recorder, HMI) goes with the
     supervisor."""
     for split in _raw_parts(system):
-        whole = bringup_plan(system, split=split, record='/tmp/hil_parts_test', hmi=True, duration=1.0)
+        whole = bringup_plan(system, split=split, record='/tmp/hil_parts_test', hmi=True, duration=1.0, stamp=STAMP)
         by_name = {s.name: s for s in whole.processes}
         seen = []
         for part in whole.parts:
             plan = bringup_plan(system, split=split, part=part,
-                                **({'record': '/tmp/hil_parts_test', 'hmi': True, 'duration': 1.0}
+                                **({'record': '/tmp/hil_parts_test', 'hmi': True, 'duration': 1.0, 'stamp': STAMP}
                                    if 'supervisor' in whole.parts[part] else {}))
             names = [s.name for s in plan.processes]
             assert names == list(whole.parts[part]), (system, split, part)
