@@ -72,8 +72,11 @@ class HeadlessPage:
         with urllib.request.urlopen(f'http://127.0.0.1:{port}/json/{what}', timeout=10) as resp:
             return json.loads(resp.read())
 
-    def call(self, method: str, timeout: float = 30.0, **params):
-        """Send one CDP command and return its result (events in between are skipped)."""
+    def call(self, method: str, timeout: float = 120.0, **params):
+        """Send one CDP command and return its result (events in between are skipped). The
+        timeout is for a browser that no longer answers, not a speed limit: WebGL in software on
+        two loaded slow cores (calibration 1.1 s) made one screenshot take 30.3 s and a text read
+        9 s, the renderer busy drawing the 3D view, and a 30 s limit once failed a page test."""
         mid = next(self._ids)
         self._ws.send(json.dumps({'id': mid, 'method': method, 'params': params}))
         end = time.monotonic() + timeout
@@ -148,8 +151,7 @@ class HeadlessPage:
         return bool(self.evaluate('!!document.querySelector("canvas")'))
 
     def screenshot(self) -> bytes:
-        # (software WebGL on a loaded machine: a frame can take long to composite)
-        return base64.b64decode(self.call('Page.captureScreenshot', timeout=120.0, format='png')['data'])
+        return base64.b64decode(self.call('Page.captureScreenshot', format='png')['data'])
 
     def close(self) -> None:
         if self._ws is not None:
