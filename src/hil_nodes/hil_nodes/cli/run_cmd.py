@@ -32,7 +32,7 @@ from hil_nodes.cli.run_client import RunClient
 from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
-from hil_nodes.cli.run_summary import drives_name, fault_reason, link_latency, run_summary
+from hil_nodes.cli.run_summary import drives_name, fault_reason, hear_the_fault_status, link_latency, run_summary
 from hil_nodes.runtime.process_exit import describe_exit
 from hil_nodes import topics
 from hil_nodes.bringup.plan import (HMI, VIEW_THROTTLE, bringup_plan, hmi_commands, namespaced_files, process_commands,
@@ -322,6 +322,7 @@ def _follow(client: RunClient, group: ProcessGroup, args, meter: RunMeter, exits
         meter.observe(started and mode not in (HilMode.IDLE, HilMode.FAULT), _progress(client, frame_period))
         if mode == HilMode.FAULT:
             meter.stop()
+            hear_the_fault_status(client)
             print(f'hil run: FAULT: {fault_reason(client)}', file=sys.stderr)
             return 'fault', ''
         if started and mode == HilMode.IDLE:

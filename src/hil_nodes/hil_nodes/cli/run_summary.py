@@ -3,7 +3,10 @@ what its client heard: the drives' counters, the supervisor's modes, faults, sta
 health, the link latency across hosts."""
 from __future__ import annotations
 
+import time
+
 from hil_core.supervision.link_latency import summary_line
+from hil_core.supervision.modes import HilMode
 from hil_nodes import topics
 from hil_nodes.cli.run_client import RunClient
 
@@ -49,6 +52,16 @@ def link_latency(client: RunClient, plan, clock) -> str:
     where = next((p for p, names in plan.parts.items() if drives in names), '')
     apart = bool(plan.part) and bool(where) and where != plan.part
     return summary_line(client.diag.get(drives), apart, clock.samples.get(where) if apart and clock else None)
+
+
+def hear_the_fault_status(client: RunClient, timeout: float = 2.0) -> None:
+    """The supervisor publishes its mode, then its status with the reason; the two topics reach
+    the client in either order, so a FAULT heard first would print the status before it (under
+    load, "bringing up: waiting for ..." instead of why the bring-up failed). Wait for the status
+    that says FAULT, at most ``timeout`` s (a supervisor that died says nothing more)."""
+    deadline = time.monotonic() + timeout
+    while client.value('supervisor', 'mode') != HilMode.FAULT.value and time.monotonic() < deadline:
+        client.spin_once(0.05)
 
 
 def fault_reason(client: RunClient) -> str:
