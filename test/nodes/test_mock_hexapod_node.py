@@ -192,3 +192,22 @@ def test_lockstep_time_scale_never_lets_sim_time_run_ahead_of_wall_time(ros):
     # One-sided (load can only slow a run down): 50 ms of sim time took at least 0.5 s of wall time.
     assert sim == pytest.approx(20 * T_NS * 1e-9)
     assert time.monotonic() - start_wall >= sim / 0.1 - 0.0025 / 0.1
+
+
+def test_a_pause_of_its_own_process_is_no_late_command_but_a_missing_one_still_is(ros):
+    """The node's process stands still for 1 s (this test's, which spins it) with the next
+    frame's command already in its queue: the first poll after it finds its own pause and waits
+    again rather than braking (the chain's command was not late: CI's faults scenario, a 1 s
+    freeze of the container); a command that then never comes is late one
+    lockstep_timeout later, and the drives brake (the default lockstep_late)."""
+    import time
+    rig = drives(ros, lockstep_timeout=0.3)
+    rig.send(hold(0))
+    rig.pub.publish(hold(T_NS))
+    time.sleep(1.0)                                          # nothing spins: a whole-process pause
+    ros.spin_until(lambda: rig.stamp() >= 2 * T_NS, 10, 'the frame after the pause')
+    ros.spin_until(lambda: rig.values() and int(rig.values()[-1]['own_pauses']) >= 1, 10, 'own_pauses counted')
+    after_pause = rig.values()[-1]
+    assert after_pause['late_commands'] == '0' and after_pause['braking'] == 'False' and rig.fault() is None
+    ros.spin_until(lambda: rig.fault() is not None, 10, 'the brake for the command that never came')
+    assert 'no command for frame 0.0050 s within lockstep_timeout (0.3 s)' in rig.fault().message

@@ -107,3 +107,17 @@ def test_nobody_is_silent_while_the_watcher_itself_did_not_check():
     run(m, 1.0, 1.5, beat_a=False, check=False)                  # the watcher stopped too
     assert m.silent(1.5) == []
     assert monitor(stall=0.0).silent(1.0) == []                  # stalls not watched: nothing named
+
+
+def test_nobody_is_silent_across_the_watchers_own_stall_just_ended():
+    """The whole process froze for 1.157 s (the faults scenario in CI): the first check after it
+    records the watcher's own stall, and a fault reported right then names no node silent, since
+    every heartbeat of that second may be in the queue, unread; a silence that begins after the
+    stall is named again."""
+    m = monitor()
+    m.arm(1.0, 0.0)
+    run(m, 0.0, 1.0)
+    m.check(1.0, 2.157)                                          # the first check after the freeze
+    assert len(m.own_stalls) == 1 and m.silent(2.16) == []
+    run(m, 2.16, 3.0, gap=(2.4, 4.0))                            # a beats, then stops: after the stall
+    assert [n for n, _ in m.silent(3.0)] == ['a']

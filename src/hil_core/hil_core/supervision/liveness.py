@@ -142,13 +142,17 @@ class LivenessMonitor:
     def silent(self, now_wall: float) -> list[tuple[str, float]]:
         """Alive peers silent now for more than half the stall limit (wall s): what a fault
         reported by someone else names (the drives' watchdog sees a missing command, not who
-        stopped sending it). Empty while the watcher has not checked for that long itself."""
+        stopped sending it). Empty while the watcher has not checked for that long itself, and
+        without a peer whose silence began before the watcher's own last stall ended (their
+        heartbeats may be in its queue, unread)."""
         limit = 0.5 * self.stall_wall
         now_wall = _finite('now_wall', now_wall)
         if limit <= 0 or not self.armed or self._last_check_wall is None or now_wall - self._last_check_wall > limit:
             return []
+        watched_since = self._watcher_stalled_at if self._watcher_stalled_at is not None else -float('inf')
         return [(n, now_wall - p.last_wall) for n, p in self.peers.items()
-                if p.last_wall is not None and not p.dead_reason and now_wall - p.last_wall > limit]
+                if p.last_wall is not None and not p.dead_reason and now_wall - p.last_wall > limit
+                and p.last_wall > watched_since]
 
     def silent_reasons(self, now_wall: float) -> list[str]:
         """``silent`` as the texts a fault names them with."""

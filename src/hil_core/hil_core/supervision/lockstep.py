@@ -61,3 +61,42 @@ class FrameSync:
             out.append((k, self._pending.pop(k)))
             self.last_released = k
         return out
+
+
+class OwnPause:
+    """Tells a lockstep wait timed on the wall clock when its own process was paused.
+
+    A node that waits a bounded wall time for a frame's message (the drives for a command, the
+    planner for a reference) checks on a steady timer. If the whole process stops (a frozen
+    shared-memory peer blocks a publish for Fast DDS's 1 s port health check with the GIL held,
+    docs/fault_matrix.md; a descheduled or suspended VM), the first check after it finds the
+    wait long over while the message it waits for may sit in its own queue, unread. A check
+    that comes more than ``limit`` wall s after the previous one is that pause: the wait
+    restarts from now (nothing moved meanwhile: sim time stood still with the process), and a
+    message that never comes is still late one timeout later. The supervisor judges its own
+    stalls the same way (``hil_core.supervision.liveness``).
+    """
+
+    def __init__(self, limit: float):
+        if not limit > 0.0:
+            raise ValueError(f'OwnPause limit must be > 0, got {limit!r}')
+        self.limit = float(limit)
+        self._last: float | None = None
+        self.pauses = 0                  # checks that found this process paused
+        self.longest = 0.0               # the longest of them (wall s between two checks)
+
+    def alive(self, now: float) -> None:
+        """This process ran at ``now`` (steady wall s) outside the checks: a frame published, a
+        message taken. A first check has no previous one; it measures from here."""
+        self._last = now if self._last is None else max(self._last, now)
+
+    def paused(self, now: float) -> bool:
+        """Record a check at ``now`` (steady wall s); True when this process was paused since
+        the previous check or sign of life."""
+        last, self._last = self._last, now
+        if last is None or now - last <= self.limit:
+            return False
+        self.pauses += 1
+        self.longest = max(self.longest, now - last)
+        return True
+

@@ -8,7 +8,8 @@ consumes the model's reference (SYNCHRONIZING, RUNNING) frame k is computed only
 reference stamped t_k is in as well (``FrameSync``); in the other phases nobody needs to produce
 one, so the frame alone releases it. Either way the output is a function of message content.
 A reference that does not come within ``reference_wait`` wall seconds (dead admittance) is
-treated as a dropout and reported.
+treated as a dropout and reported; a check that finds this process paused (``OwnPause``)
+restarts those waits instead, since the references may be in its queue, unread.
 
 Real time (wall clock): the planner is driven by the model's references, one step per
 reference, stamped with it (so the chain F/T sample -> reference -> safe reference keeps one
@@ -28,7 +29,7 @@ from rclpy.clock import Clock, ClockType
 from std_msgs.msg import Header, String
 from visualization_msgs.msg import MarkerArray
 
-from hil_core.supervision.lockstep import FrameSync
+from hil_core.supervision.lockstep import FrameSync, OwnPause
 from hil_core.supervision.modes import MOVING_MODES, HilMode
 from hil_core.planner.results import ERROR as EV_ERROR, WARN as EV_WARN
 from hil_core.planner.trajectory_planner import TrajectoryPlanner
@@ -40,6 +41,7 @@ from hil_nodes.planner import params
 from hil_nodes.planner.markers import workspace_markers
 from hil_nodes.runtime.runner import main_for
 
+WAIT_CHECK_PERIOD = 0.05       # lockstep: steady s between checks of the references waited for
 _LEVEL = {0: DiagnosticStatus.OK, EV_WARN: DiagnosticStatus.WARN, EV_ERROR: DiagnosticStatus.ERROR}
 
 
@@ -91,8 +93,9 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
             self._io.append(self.create_subscription(Header, topics.HIL_FRAME, self._on_frame, stream))
             # reference_wait is wall time: on the node clock (sim time, which stands still while a
             # frame waits) this timer never fired, and a missing reference became a late command
-            self._wait_timer = self.create_timer(0.05, self._check_wait,
+            self._wait_timer = self.create_timer(WAIT_CHECK_PERIOD, self._check_wait,
                                                  clock=Clock(clock_type=ClockType.STEADY_TIME))
+            self._own_pause = OwnPause(5 * WAIT_CHECK_PERIOD)
         else:
             self._io.append(self.create_subscription(String, topics.HIL_MODE, self._on_mode, qos.latched(20)))
             # a slow watch while references flow; the frame-rate timer exists only while they do not
@@ -199,6 +202,7 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
             self._compute(k, frame['frame'], frame['reference'])
         if not ready and (self.sync.last_released is None or key > self.sync.last_released):
             self.pending[key] = (mode, time.monotonic())
+            self._own_pause.alive(self.pending[key][1])
         self._forget_released()
 
     def _on_mode(self, msg: String) -> None:
@@ -240,6 +244,9 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
     def _check_wait(self) -> None:
         """Lockstep: a reference that never comes must not stall the robot (dead admittance)."""
         now = time.monotonic()
+        if self._own_pause.paused(now):   # this process stood still: the references may be queued, unread
+            self.pending = {k: (mode, max(since, now)) for k, (mode, since) in self.pending.items()}
+            return
         for key in sorted(self.pending):
             mode, since = self.pending[key]
             if now - since < self.p.reference_wait:

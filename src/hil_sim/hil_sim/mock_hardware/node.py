@@ -277,6 +277,7 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
         """Lockstep, on a steady timer: t_0 again before the first command; a frame whose command
         has not come within lockstep_timeout is counted late and held (or braked)."""
         now = time.monotonic()
+        self._pacing.polled(now, self.p.lockstep_timeout)
         if not self.started and not self._pacing.has_command(self.t_ns):
             if self._pacing.republish_due(now):
                 self._publish_frame()

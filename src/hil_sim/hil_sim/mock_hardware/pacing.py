@@ -6,6 +6,7 @@ the pace of each clock mode.
   ``time_scale`` (``paced_out``); before the first command t_0 is published again every
   ``REPUBLISH_PERIOD`` (``republish_due``), and after ``lockstep_timeout`` wall s without a
   frame the frame's command is late (``waited``): the node holds or brakes (``lockstep_late``);
+  a poll that finds the node's own process was paused restarts that wait (``polled``);
 * real time: a command applies in its frame of arrival (``queue``, ``next_queued``); at pace 1
   the frames the wall clock says are due (``grid_due``), a late backlog above ``MAX_CATCHUP``
   frames skipped and counted; at another pace the steady clock scaled by ``time_scale``
@@ -19,6 +20,8 @@ the commands, integrates, brakes and counts.
 from __future__ import annotations
 
 import time
+
+from hil_core.supervision.lockstep import OwnPause
 
 REPUBLISH_PERIOD = 0.1      # wall s between re-publications of t_0 before the first command
 MAX_CATCHUP = 4             # real time: most frames advanced in one late timer callback
@@ -37,10 +40,13 @@ class FramePacing:
         self._run_wall0 = None               # lockstep: when the paced run started
         self._scaled_wall0 = None            # scaled real time: the wall time of frame _scaled_frames0
         self._scaled_frames0 = 0
+        self._own_pause: OwnPause | None = None   # lockstep: this process's own pauses (waited)
 
     def published(self) -> None:
         """A frame was published now."""
         self.frame_wall = time.monotonic()
+        if self._own_pause is not None:
+            self._own_pause.alive(self.frame_wall)
 
     def drop_commands(self) -> None:
         """Forget every command not taken yet (the watchdog brakes)."""
@@ -85,6 +91,20 @@ class FramePacing:
     def republish_due(self, now: float) -> bool:
         """Before the first command: t_0 goes out again (wall time ``now``)."""
         return now - self.frame_wall >= REPUBLISH_PERIOD
+
+    def polled(self, now: float, timeout: float) -> None:
+        """Lockstep: the steady poll ran at ``now``. A poll more than half of ``timeout`` after the
+        previous one found this process paused (``OwnPause``): the frame's wait restarts from now."""
+        if self._own_pause is None or self._own_pause.limit != 0.5 * timeout:
+            self._own_pause = OwnPause(0.5 * timeout)
+            self._own_pause.alive(self.frame_wall)
+        if self._own_pause.paused(now):
+            self.frame_wall = max(self.frame_wall, now)
+
+    @property
+    def own_pauses(self) -> int:
+        """Polls that found this process paused (lockstep)."""
+        return 0 if self._own_pause is None else self._own_pause.pauses
 
     def waited(self, now: float, timeout: float) -> bool:
         """No frame for more than ``timeout`` wall s before ``now``: the frame's command is late."""
