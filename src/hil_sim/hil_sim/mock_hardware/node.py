@@ -149,6 +149,7 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
             poll = min(max(self.p.lockstep_timeout / 10.0, 5e-4), 0.01)
             if self.p.time_scale > 0:
                 poll = min(poll, max(self.p.frame_period / self.p.time_scale / 2.0, 5e-4))
+            self._poll_period = poll
             self._own_timers.append(self.create_timer(poll, self._poll, clock=steady))
         else:
             self._pacing.restart_scaled()
@@ -277,7 +278,7 @@ class MockHardwareNode(HilLifecycleNode, name='mock_hardware', task='drives', pa
         """Lockstep, on a steady timer: t_0 again before the first command; a frame whose command
         has not come within lockstep_timeout is counted late and held (or braked)."""
         now = time.monotonic()
-        self._pacing.polled(now, self.p.lockstep_timeout)
+        self._pacing.polled(now, self.p.lockstep_timeout, self._poll_period)
         if not self.started and not self._pacing.has_command(self.t_ns):
             if self._pacing.republish_due(now):
                 self._publish_frame()

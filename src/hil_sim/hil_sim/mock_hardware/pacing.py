@@ -26,6 +26,7 @@ from hil_core.supervision.lockstep import OwnPause
 REPUBLISH_PERIOD = 0.1      # wall s between re-publications of t_0 before the first command
 MAX_CATCHUP = 4             # real time: most frames advanced in one late timer callback
 MAX_PENDING = 64            # future-stamped commands kept in lockstep
+PAUSE_POLLS = 5             # lockstep: a gap of more poll periods than this can be a pause of the process
 
 
 class FramePacing:
@@ -92,11 +93,14 @@ class FramePacing:
         """Before the first command: t_0 goes out again (wall time ``now``)."""
         return now - self.frame_wall >= REPUBLISH_PERIOD
 
-    def polled(self, now: float, timeout: float) -> None:
-        """Lockstep: the steady poll ran at ``now``. A poll more than half of ``timeout`` after the
-        previous one found this process paused (``OwnPause``): the frame's wait restarts from now."""
-        if self._own_pause is None or self._own_pause.limit != 0.5 * timeout:
-            self._own_pause = OwnPause(0.5 * timeout)
+    def polled(self, now: float, timeout: float, poll_period: float) -> None:
+        """Lockstep: the steady poll (every ``poll_period`` s) ran at ``now``. A poll more than half
+        of ``timeout`` after the previous one, and more than ``PAUSE_POLLS`` poll periods, found
+        this process paused (``OwnPause``): the frame's wait restarts from now. (A timeout set
+        shorter online than the poll's rhythm tells a pause from: a late command, as before.)"""
+        limit = max(0.5 * timeout, PAUSE_POLLS * poll_period)
+        if self._own_pause is None or self._own_pause.limit != limit:
+            self._own_pause = OwnPause(limit)
             self._own_pause.alive(self.frame_wall)
         if self._own_pause.paused(now):
             self.frame_wall = max(self.frame_wall, now)
