@@ -156,6 +156,9 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
         if old == HilMode.FAULT and msg.data != HilMode.FAULT and self.fault:
             self.get_logger().info(f'fault cleared by the supervisor ({msg.data}): restarting the control')
             self.fault = None
+            # the dead-peer watch starts again from the reset: the silence before it is the fault
+            # just cleared, not a new one (a peer still silent faults again stale_timeout later)
+            self._wall_last = time.monotonic()
 
     def _on_setpoint(self, msg: PoseStamped) -> None:
         a = pose_to_array(msg.pose)
