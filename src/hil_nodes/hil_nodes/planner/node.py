@@ -201,8 +201,9 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
         for k, frame in ready:
             self._compute(k, frame['frame'], frame['reference'])
         if not ready and (self.sync.last_released is None or key > self.sync.last_released):
-            self.pending[key] = (mode, time.monotonic())
-            self._own_pause.alive(self.pending[key][1])
+            now = time.monotonic()
+            self.pending[key] = (mode, now)
+            self._own_pause.alive(now)
         self._forget_released()
 
     def _on_mode(self, msg: String) -> None:

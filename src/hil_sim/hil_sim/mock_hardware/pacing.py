@@ -41,13 +41,12 @@ class FramePacing:
         self._run_wall0 = None               # lockstep: when the paced run started
         self._scaled_wall0 = None            # scaled real time: the wall time of frame _scaled_frames0
         self._scaled_frames0 = 0
-        self._own_pause: OwnPause | None = None   # lockstep: this process's own pauses (waited)
+        self._own_pause = OwnPause(float('inf'))   # lockstep: this process's own pauses (polled sets the limit)
 
     def published(self) -> None:
         """A frame was published now."""
         self.frame_wall = time.monotonic()
-        if self._own_pause is not None:
-            self._own_pause.alive(self.frame_wall)
+        self._own_pause.alive(self.frame_wall)
 
     def drop_commands(self) -> None:
         """Forget every command not taken yet (the watchdog brakes)."""
@@ -98,17 +97,14 @@ class FramePacing:
         of ``timeout`` after the previous one, and more than ``PAUSE_POLLS`` poll periods, found
         this process paused (``OwnPause``): the frame's wait restarts from now. (A timeout set
         shorter online than the poll's rhythm tells a pause from: a late command, as before.)"""
-        limit = max(0.5 * timeout, PAUSE_POLLS * poll_period)
-        if self._own_pause is None or self._own_pause.limit != limit:
-            self._own_pause = OwnPause(limit)
-            self._own_pause.alive(self.frame_wall)
+        self._own_pause.limit = max(0.5 * timeout, PAUSE_POLLS * poll_period)   # timeout changes online
         if self._own_pause.paused(now):
             self.frame_wall = max(self.frame_wall, now)
 
     @property
     def own_pauses(self) -> int:
         """Polls that found this process paused (lockstep)."""
-        return 0 if self._own_pause is None else self._own_pause.pauses
+        return self._own_pause.pauses
 
     def waited(self, now: float, timeout: float) -> bool:
         """No frame for more than ``timeout`` wall s before ``now``: the frame's command is late."""
