@@ -2,6 +2,8 @@
 planned without error (`ros2 launch hil_nodes hil.launch.py ...` through the launch file's
 arguments, `hil run ...` through `hil run`'s own parser and plan).
 """
+import contextlib
+import io
 import pathlib
 import shlex
 import subprocess
@@ -17,10 +19,24 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = [ROOT / 'README.md', ROOT / 'docs' / 'lab.md']
 
 
-def _hil_plan(*args):
+def _hil_plan_process(*args):
+    """`hil plan` as a user runs it: a process of its own (~3 s of imports here)."""
     proc = subprocess.run([sys.executable, '-m', 'hil_nodes.cli.main', 'plan', *args], capture_output=True,
                           text=True, timeout=120)
     return proc.returncode, proc.stdout, proc.stderr
+
+
+def _hil_plan(*args):
+    """`hil plan` through the command's own parser, in this process (the same function the
+    process runs, without its start-up; cli.main's signal handlers are the process's, not a plan's)."""
+    out, err = io.StringIO(), io.StringIO()
+    parsed = cli.build_parser().parse_args(['plan', *args])
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = int(parsed.func(parsed) or 0)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
 
 
 def _examples(prefix: str) -> list[str]:
@@ -35,7 +51,7 @@ def _examples(prefix: str) -> list[str]:
 
 
 def test_the_hardware_plan_of_hexafloat():
-    code, out, err = _hil_plan('hexafloat', '--mode', 'hardware', 'netft_address:=192.168.1.1', 'rt:=true')
+    code, out, err = _hil_plan_process('hexafloat', '--mode', 'hardware', 'netft_address:=192.168.1.1', 'rt:=true')
     assert code == 0, err
     doc = yaml.safe_load(out)
     assert doc['mode'] == 'hardware' and doc['lockstep'] is False and doc['layout'] == 'one_process'
