@@ -70,3 +70,26 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if os.path.relpath(str(item.fspath), root) in SERIAL_FILES:
             item.add_marker(pytest.mark.serial)
+
+
+# The files that take longest on a worker (seconds, setup and calls, at calibration ~1 s: a
+# `make test` run with --durations=0): queued first, longest first (test/scheduling.py), so the
+# many short files fill in behind them instead of one worker running a long one alone at the end.
+LONG_FILES = {
+    'test/system/test_hexafloat_scenarios.py': 214.0,
+    'test/system/test_three_hosts.py': 157.0,
+    'test/nodes/test_hmi_live.py': 112.0,
+    'test/unit/test_planner_properties.py': 76.0,
+    'test/unit/test_servo_compiled.py': 42.0,
+    'test/unit/test_timebase_compiled.py': 42.0,
+    'test/nodes/test_hybrid5_program.py': 40.0,
+    'test/unit/test_planner_hypothesis.py': 34.0,
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue('dist') != 'loadfile':
+        return None
+    from scheduling import LongestFirstFileScheduling
+    return LongestFirstFileScheduling(config, log, LONG_FILES)

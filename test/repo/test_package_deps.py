@@ -24,7 +24,7 @@ MODULE_KEYS = {
     'mcap': 'python3-mcap-pip', 'mcap_ros2': 'mcap-ros2-support', 'viser': 'python3-viser-pip',
     'foxglove': 'python3-foxglove-sdk-pip',
     'websockets': 'python3-websockets', 'imageio': 'python3-imageio',
-    'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis',
+    'pytest': 'python3-pytest', 'hypothesis': 'python3-hypothesis', 'xdist': 'python3-pytest-xdist',
 }
 # keys with no import: pytest.ini's --timeout needs the plugin
 NOT_IMPORTED_TEST_KEYS = {'python3-pytest-timeout'}
