@@ -209,5 +209,6 @@ def test_a_pause_of_its_own_process_is_no_late_command_but_a_missing_one_still_i
     ros.spin_until(lambda: rig.values() and int(rig.values()[-1]['own_pauses']) >= 1, 10, 'own_pauses counted')
     after_pause = rig.values()[-1]
     assert after_pause['late_commands'] == '0' and after_pause['braking'] == 'False' and rig.fault() is None
+    assert float(after_pause['longest_own_pause_s']) >= 0.9            # the 1 s the test stood still
     ros.spin_until(lambda: rig.fault() is not None, 10, 'the brake for the command that never came')
     assert 'no command for frame 0.0050 s within lockstep_timeout (0.3 s)' in rig.fault().message

@@ -106,6 +106,11 @@ class FramePacing:
         """Polls that found this process paused (lockstep)."""
         return self._own_pause.pauses
 
+    @property
+    def longest_own_pause(self) -> float:
+        """The longest of them (wall s between two checks), 0 without one."""
+        return self._own_pause.longest
+
     def waited(self, now: float, timeout: float) -> bool:
         """No frame for more than ``timeout`` wall s before ``now``: the frame's command is late."""
         return now - self.frame_wall > timeout

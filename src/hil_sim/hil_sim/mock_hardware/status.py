@@ -48,7 +48,7 @@ def counters(node) -> dict:
                 rejected_commands=node.rejected_commands, refused_by_controller=node.refused['controller'],
                 refused_by_guard=node.refused['guard'], last_refusal=node.last_refusal,
                 stale_commands=node.stale_commands, realtime_overruns=node.overruns,
-                own_pauses=node._pacing.own_pauses,
+                own_pauses=node._pacing.own_pauses, longest_own_pause_s=round(node._pacing.longest_own_pause, 3),
                 sim_time=node._rel(node.t_ns) + p.start_time, plant=node.robot.plant_name,
                 controller=node.robot.spec.name, braking=wd.braking, watchdog_trips=wd.core.trips,
                 watchdog_reason=wd.core.reason, stop_peak_d2p=node._stop.peak,
