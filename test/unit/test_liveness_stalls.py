@@ -121,3 +121,24 @@ def test_nobody_is_silent_across_the_watchers_own_stall_just_ended():
     assert len(m.own_stalls) == 1 and m.silent(2.16) == []
     run(m, 2.16, 3.0, gap=(2.4, 4.0))                            # a beats, then stops: after the stall
     assert [n for n, _ in m.silent(3.0)] == ['a']
+
+
+def test_a_peer_silent_since_before_the_watchers_stall_is_named_once_the_watcher_is_back():
+    """The exclusion lasts only until the watcher has been back for half the stall limit: its
+    queue is read by then, and a peer still silent (stopped just before a short stall of the
+    watcher, CI's fault matrix: the planner stopped, the container stood still ~0.4 s, and the
+    drives' FAULT named nobody) is named."""
+    m = monitor()
+    m.arm(1.0, 0.0)
+    run(m, 0.0, 1.0)
+    for name in m.peers:                                         # everyone heard just before
+        m.beat(name, 1.0, 1.0)
+    m.check(1.0, 1.5)                                            # the watcher's own 0.5 s gap
+    limit = 0.5 * m.stall_wall
+    m.check(1.0, 1.5 + 0.5 * limit)
+    assert m.silent(1.5 + 0.5 * limit) == []                     # just back: beats may be queued
+    t = 1.5 + 0.5 * limit
+    while t < 1.5 + 2 * limit:                                   # back, checking; nobody beats
+        t += CHECK
+        m.check(1.0, t)
+    assert sorted(n for n, _ in m.silent(1.5 + 2 * limit)) == sorted(m.peers)

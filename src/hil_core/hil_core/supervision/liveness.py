@@ -144,7 +144,8 @@ class LivenessMonitor:
         reported by someone else names (the drives' watchdog sees a missing command, not who
         stopped sending it). Empty while the watcher has not checked for that long itself, and
         without a peer whose silence began before the watcher's own last stall ended (their
-        heartbeats may be in its queue, unread)."""
+        heartbeats may be in its queue, unread) until the watcher has been back for that long:
+        then a queued heartbeat would have been read, and a peer still silent is named."""
         limit = 0.5 * self.stall_wall
         now_wall = _finite('now_wall', now_wall)
         if limit <= 0 or not self.armed or self._last_check_wall is None or now_wall - self._last_check_wall > limit:
@@ -152,7 +153,7 @@ class LivenessMonitor:
         watched_since = self._watcher_stalled_at if self._watcher_stalled_at is not None else -float('inf')
         return [(n, now_wall - p.last_wall) for n, p in self.peers.items()
                 if p.last_wall is not None and not p.dead_reason and now_wall - p.last_wall > limit
-                and p.last_wall > watched_since]
+                and (p.last_wall > watched_since or now_wall - watched_since > limit)]
 
     def silent_reasons(self, now_wall: float) -> list[str]:
         """``silent`` as the texts a fault names them with."""
