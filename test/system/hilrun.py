@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import os
+import queue
 import subprocess
 import sys
+import threading
 
 from conftest import next_domain_id
+
+from hil_nodes.cli.processes import interrupt
 
 
 def hil_run(*args: str, timeout: float = 240.0, env: dict | None = None) -> tuple[int, dict[str, str], str]:
@@ -20,6 +24,83 @@ def hil_run(*args: str, timeout: float = 240.0, env: dict | None = None) -> tupl
         if sep:
             summary[key.strip()] = value.strip()
     return proc.returncode, summary, proc.stderr
+
+
+class BackgroundRun:
+    """`hil run ...` beside the test, as a user starts it: in a session of its own (``stop`` is a
+    Ctrl-C to its group), stdout and stderr in one stream read line by line on a thread as they
+    come. (A pipe that nobody reads stops the run once 64 KB are written into it; the lines are
+    what a failed test shows of the run.)"""
+
+    def __init__(self, *args: str, domain_id: int | None = None, quiet: bool = True):
+        self.domain = next_domain_id() if domain_id is None else domain_id
+        cmd = [sys.executable, '-m', 'hil_nodes.cli.main', 'run', *args, '--domain-id', str(self.domain),
+               *(['--quiet'] if quiet else [])]
+        env = dict(os.environ, ROS_DOMAIN_ID=str(self.domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+                   PYTHONUNBUFFERED='1')
+        self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True)
+        self.lines: list[str] = []              # the lines taken by next_line, in order
+        self._heard: list[str] = []             # every line the reader has seen (for output())
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self._heard.append(line.rstrip('\n'))
+            self._queue.put(line.rstrip('\n'))
+        self._queue.put(None)
+
+    def output(self, last: int = 60) -> str:
+        """The run's last ``last`` lines so far (for a failed assertion's message)."""
+        return '\n'.join(self._heard[-last:])
+
+    def next_line(self, timeout: float = 180.0) -> str | None:
+        line = self._queue.get(timeout=timeout)
+        if line is not None:
+            self.lines.append(line)
+        return line
+
+    def until(self, predicate) -> str:
+        """The first line from here on for which ``predicate`` holds."""
+        while True:
+            line = self.next_line()
+            assert line is not None, 'the run ended first:\n' + '\n'.join(self.lines[-40:])
+            if predicate(line):
+                return line
+
+    def finish(self) -> tuple[int, dict[str, str]]:
+        """Wait for the run to end by itself: (exit code, its summary)."""
+        while self.next_line() is not None:
+            pass
+        code = self.proc.wait(60)
+        summary = {}
+        for line in self.lines:
+            key, sep, value = line.partition(': ')
+            if sep and not line.startswith(('[hil]', 'hil run:')):
+                summary[key] = value
+        return code, summary
+
+    def wait_for_mode(self, ros, modes: list, mode: str, timeout: float = 240.0) -> None:
+        """Spin ``ros`` until the last of ``modes`` (the /hil/mode strings heard) is ``mode``; fail
+        at once, with the modes heard and the run's output, if the run ends or FAULTs first."""
+        def reached() -> bool:
+            seen = [m.data for m in modes]
+            if seen and seen[-1] == mode:
+                return True
+            if self.proc.poll() is not None or 'FAULT' in seen:
+                raise AssertionError(f'the run never reached {mode} (modes heard: {seen}; exit code '
+                                     f'{self.proc.poll()}); its output:\n{self.output()}')
+            return False
+        try:
+            ros.spin_until(reached, timeout=timeout, what=mode)
+        except TimeoutError as exc:
+            raise AssertionError(f'{exc} (modes heard: {[m.data for m in modes]}); the run\'s output:\n'
+                                 f'{self.output()}') from None
+
+    def stop(self, timeout: float = 60.0) -> None:
+        """Ctrl-C to the run's group (SIGKILL after ``timeout`` s); nothing if it has ended."""
+        interrupt(self.proc, timeout)
 
 
 def joint_state_payloads(bag) -> list[tuple]:

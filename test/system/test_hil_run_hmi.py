@@ -2,17 +2,15 @@
 (docs/hmi.md, "Start"): its address printed first, its page served during the run, stopped with
 the run, its death never a node's death, its CPU listed apart from the graph's total."""
 import os
-import queue
 import signal
 import socket
 import subprocess
 import sys
-import threading
 import urllib.request
 
 import pytest
 from conftest import next_domain_id
-from hilrun import processes_on_domain
+from hilrun import BackgroundRun, processes_on_domain
 
 from hil_nodes.cli.run_meter import RunMeter
 
@@ -21,45 +19,11 @@ pytestmark = pytest.mark.slow
 PROGRESS = '[hil] sim '
 
 
-class _Run:
-    """`hil run ...` with stdout and stderr in one stream, read line by line as it comes."""
+class _Run(BackgroundRun):
+    """`hil run hexafloat ...` (not quiet: the progress lines are read) and its HMI's process."""
 
     def __init__(self, *args: str):
-        self.domain = next_domain_id()
-        cmd = [sys.executable, '-m', 'hil_nodes.cli.main', 'run', 'hexafloat', *args, '--domain-id', str(self.domain)]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: list[str] = []
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            self._queue.put(line.rstrip('\n'))
-        self._queue.put(None)
-
-    def next_line(self, timeout: float = 180.0) -> str | None:
-        line = self._queue.get(timeout=timeout)
-        if line is not None:
-            self.lines.append(line)
-        return line
-
-    def until(self, predicate) -> str:
-        while True:
-            line = self.next_line()
-            assert line is not None, 'the run ended first:\n' + '\n'.join(self.lines[-40:])
-            if predicate(line):
-                return line
-
-    def finish(self) -> tuple[int, dict[str, str]]:
-        while self.next_line() is not None:
-            pass
-        code = self.proc.wait(60)
-        summary = {}
-        for line in self.lines:
-            key, sep, value = line.partition(': ')
-            if sep and not line.startswith(('[hil]', 'hil run:')):
-                summary[key] = value
-        return code, summary
+        super().__init__('hexafloat', *args, quiet=False)
 
     def hmi_pids(self) -> list[int]:
         out = []
@@ -71,11 +35,6 @@ class _Run:
             except OSError:
                 pass
         return out
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            self.proc.wait(60)
 
 
 def test_hil_run_hmi_prints_its_address_first_serves_the_page_and_stops_with_the_run():
@@ -90,7 +49,7 @@ def test_hil_run_hmi_prints_its_address_first_serves_the_page_and_stops_with_the
         assert len(run.hmi_pids()) == 1
         code, summary = run.finish()
     finally:
-        run.kill()
+        run.stop()
     assert code == 0, '\n'.join(run.lines[-60:])
     assert summary['outcome'] == 'done' and summary['faults'] == '0'
     assert summary['hmi'] == url and summary['killed_processes'] == ''     # it stopped when asked
@@ -110,7 +69,7 @@ def test_a_dead_hmi_never_stops_the_run():
         os.kill(pid, signal.SIGKILL)
         code, summary = run.finish()
     finally:
-        run.kill()
+        run.stop()
     assert code == 0, '\n'.join(run.lines[-60:])
     assert summary['outcome'] == 'done' and summary['faults'] == '0' and summary['fault_reason'] == ''
     assert summary['modes'].split(' -> ')[-3:] == ['RUNNING', 'RETURNING_HOME', 'IDLE']

@@ -4,17 +4,15 @@ writes no stream into DDS for it; the copies go out at most at the view rate ove
 send times (30 Hz, the HMI's view_rate, the throttle's default), the joint states with every slider
 and /hmi/tf with the platform and every leg frame of the Hexaslide, as the HMI draws them."""
 import os
-import subprocess
-import sys
 
 import pytest
+from hilrun import BackgroundRun
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from hil_nodes import qos, topics
-from hil_nodes.cli.processes import interrupt
 from hil_nodes.hmi.params import PARAMS as HMI_PARAMS
 
 pytestmark = pytest.mark.slow
@@ -28,18 +26,15 @@ def _readers(node, topic: str) -> set[str]:
 
 
 def test_the_hmi_reads_the_throttled_copies_only(ros, domain_id):
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
-    run = subprocess.Popen([sys.executable, '-m', 'hil_nodes.cli.main', 'run', 'hexafloat', '--lockstep',
-                            '--time-scale', '1.0', '--duration', '12', '--hmi', '--hmi-port', '0',
-                            '--domain-id', str(domain_id), '--quiet'], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    run = BackgroundRun('hexafloat', '--lockstep', '--time-scale', '1.0', '--duration', '12', '--hmi', '--hmi-port', '0',
+                        domain_id=domain_id)
     try:
         modes = ros.collect(String, topics.HIL_MODE, qos.latched(20))
         states, sent = [], []       # the joint state copies and their DDS source timestamps (ns)
         ros.node.create_subscription(JointState, topics.HMI_JOINT_STATES,
                                      lambda m, info: (states.append(m), sent.append(info['source_timestamp'])), SUB)
         tf = ros.collect(TFMessage, topics.HMI_TF, SUB)
-        ros.spin_until(lambda: modes and modes[-1].data == 'RUNNING', timeout=240, what='RUNNING')
+        run.wait_for_mode(ros, modes, 'RUNNING')
         ros.spin_until(lambda: states and tf, timeout=60, what='the throttled copies')
         # the HMI's readers (its node and its polled readers' node: names with 'hmi') on every copy,
         # on none of the full-rate streams
@@ -51,9 +46,9 @@ def test_the_hmi_reads_the_throttled_copies_only(ros, domain_id):
 
         n0 = len(states)
         ros.spin_for(3.5)
-        assert modes[-1].data == 'RUNNING', [m.data for m in modes]
+        assert modes[-1].data == 'RUNNING', ([m.data for m in modes], run.output())
     finally:
-        interrupt(run)
+        run.stop()
     # at most the view rate over a window of 3 s of the throttle's own send times (+1: a tick at
     # each end; by receipt, a late delivery to this process counted earlier copies in its window),
     # and heard (the lockstep graph paced at real time publishes 400 joint states a second)

@@ -5,18 +5,16 @@ moves along +y by the admittance model's static gain, F / k = 30 N / 5000 N/m = 
 (config/admittance.yaml: 5000 N/m in every translation; seed 000 section 5.1), computed here
 from the model's stiffness, not from the graph; the default load's impulses act along x only."""
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import yaml
+from hilrun import BackgroundRun
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from hil_nodes import qos, topics
-from hil_nodes.cli.processes import interrupt
 from hil_nodes.msgs.convert import stamp_to_ns
 
 pytestmark = pytest.mark.slow
@@ -31,13 +29,10 @@ def _stiffness_y() -> float:
 
 
 def test_a_joystick_push_moves_the_platform_by_the_static_gain(ros, domain_id):
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
     # lockstep paced at real time, as an operator pushes: the joystick's timeout is sample time, and
     # a free-running lockstep run (several times real time) would see a 20 Hz wall-clock joystick
     # as gaps longer than joystick_timeout (released between messages)
-    run = subprocess.Popen([sys.executable, '-m', 'hil_nodes.cli.main', 'run', 'hexafloat', '--lockstep',
-                            '--time-scale', '1.0', '--duration', '14', '--domain-id', str(domain_id), '--quiet'], env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    run = BackgroundRun('hexafloat', '--lockstep', '--time-scale', '1.0', '--duration', '14', domain_id=domain_id)
     try:
         modes = ros.collect(String, topics.HIL_MODE, qos.latched(20))
         poses = []
@@ -46,7 +41,7 @@ def test_a_joystick_push_moves_the_platform_by_the_static_gain(ros, domain_id):
             lambda m: poses.append((stamp_to_ns(m.header.stamp) * 1e-9, m.pose.position.x, m.pose.position.y)),
             QoSProfile(depth=500, reliability=ReliabilityPolicy.BEST_EFFORT))
         joy = ros.node.create_publisher(WrenchStamped, topics.JOYSTICK_WRENCH, 10)
-        ros.spin_until(lambda: modes and modes[-1].data == 'RUNNING', timeout=240, what='RUNNING')
+        run.wait_for_mode(ros, modes, 'RUNNING')
         ros.spin_until(lambda: len(poses) > 50, timeout=60, what='TCP poses')
         before = np.array(poses[-40:])
         msg = WrenchStamped()
@@ -61,9 +56,9 @@ def test_a_joystick_push_moves_the_platform_by_the_static_gain(ros, domain_id):
         ros.node.create_timer(0.05, send)
         ros.spin_until(lambda: pushing['from'] is not None and poses[-1][0] > pushing['from'] + 3.5, timeout=240,
                        what='3.5 s of sim time pushed')
-        assert modes[-1].data == 'RUNNING', [m.data for m in modes]
+        assert modes[-1].data == 'RUNNING', ([m.data for m in modes], run.output())
     finally:
-        interrupt(run)
+        run.stop()
     p = np.array(poses)
     t0 = pushing['from']
     settled = p[(p[:, 0] > t0 + 2.5) & (p[:, 0] <= t0 + 3.5)]
