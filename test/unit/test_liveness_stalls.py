@@ -142,3 +142,25 @@ def test_a_peer_silent_since_before_the_watchers_stall_is_named_once_the_watcher
         t += CHECK
         m.check(1.0, t)
     assert sorted(n for n, _ in m.silent(1.5 + 2 * limit)) == sorted(m.peers)
+
+
+def test_a_peer_silent_across_the_watchers_stall_stalled_only_if_silent_a_limit_after_it():
+    """A silence that began before the watcher's own stall counts from the watcher's return: a
+    peer back within the stall limit of it did not stall (its beats may have waited in the
+    queue); a peer silent for longer than the limit after it did, with the whole gap reported
+    (it was a permanent exclusion: a node stopped just before a stall of the watcher was never
+    reported)."""
+    for back_after, stalled in ((0.6, False), (0.9, True)):
+        m = monitor()
+        m.arm(1.0, 0.0)
+        run(m, 0.0, 1.0)
+        m.beat('a', 1.0, 1.0)
+        m.beat('b', 1.0, 1.0)
+        m.check(1.0, 1.5)                                        # the watcher's own 0.5 s gap
+        t = 1.5
+        while t < 1.5 + back_after - 1e-9:                       # back, checking; b beats, a does not
+            t += CHECK
+            m.check(1.0, t)
+            m.beat('b', 1.0, t)
+        m.beat('a', 1.0, t)
+        assert m.peer_stalls == ([('a', t - 1.0)] if stalled else []), (back_after, m.peer_stalls)

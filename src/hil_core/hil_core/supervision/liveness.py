@@ -26,9 +26,11 @@ sees those heartbeats; a node that really died is caught then.
 
 A node that comes back after a wall gap longer than ``stall_wall`` (a stopped process, a blocked
 executor: shorter than a death) **stalled**: ``peer_stalls`` keeps (node, gap) for the owner to
-report as a safety event. Not while the watcher itself was stalled during that gap (the same rule:
-then the gap may be the watcher's own); a watcher that did not check for more than ``stall_wall``
-keeps that gap in ``own_stalls`` (a stalled supervisor stalls the whole lockstep loop).
+report as a safety event. Only the part of the gap after the watcher's own last stall counts (the
+same rule: before, the gap may be the watcher's own, its heartbeats queued, unread): a peer is
+stalled when it was silent for more than ``stall_wall`` while the watcher kept checking. A
+watcher that did not check for more than ``stall_wall`` keeps that gap in ``own_stalls`` (a
+stalled supervisor stalls the whole lockstep loop).
 
 With the graph split over hosts (``parts``: node -> the part, i.e. the host, that starts it; the
 watcher's own part's nodes are not in it) a silent node is named with its part and the question
@@ -129,6 +131,14 @@ class LivenessMonitor:
         part = self.parts.get(name)
         return f': part {part} silent: link or host lost?' if part else ''
 
+    def _watched_silence(self, since: float, now_wall: float) -> float:
+        """How long a peer silent from ``since`` to now has been silent while the watcher was
+        checking: from the later of ``since`` and the end of the watcher's own last stall.
+        Before that end its heartbeats may be in the watcher's queue, unread; once the watcher
+        has been back a while, a queued heartbeat would have been read."""
+        end = self._watcher_stalled_at
+        return now_wall - (since if end is None else max(since, end))
+
     def _stalled(self, since: float, now_wall: float) -> bool:
         """A peer silent from ``since`` to now stalled, if the watcher checked all along."""
         if not self.armed or self.stall_wall <= 0 or now_wall - since <= self.stall_wall:
@@ -137,23 +147,20 @@ class LivenessMonitor:
             return False               # the watcher has not checked for a while: its own stall
         if self._armed_at is None or since < self._armed_at:
             return False               # silent during the bring-up (a transition blocks a node)
-        return self._watcher_stalled_at is None or self._watcher_stalled_at < since
+        return self._watched_silence(since, now_wall) > self.stall_wall
 
     def silent(self, now_wall: float) -> list[tuple[str, float]]:
-        """Alive peers silent now for more than half the stall limit (wall s): what a fault
-        reported by someone else names (the drives' watchdog sees a missing command, not who
-        stopped sending it). Empty while the watcher has not checked for that long itself, and
-        without a peer whose silence began before the watcher's own last stall ended (their
-        heartbeats may be in its queue, unread) until the watcher has been back for that long:
-        then a queued heartbeat would have been read, and a peer still silent is named."""
+        """Alive peers silent now for more than half the stall limit (wall s) while the watcher
+        was checking: what a fault reported by someone else names (the drives' watchdog sees a
+        missing command, not who stopped sending it). Empty while the watcher has not checked
+        for that long itself; a peer silent since before the watcher's own last stall ended is
+        named once the watcher has been back for that long."""
         limit = 0.5 * self.stall_wall
         now_wall = _finite('now_wall', now_wall)
         if limit <= 0 or not self.armed or self._last_check_wall is None or now_wall - self._last_check_wall > limit:
             return []
-        watched_since = self._watcher_stalled_at if self._watcher_stalled_at is not None else -float('inf')
         return [(n, now_wall - p.last_wall) for n, p in self.peers.items()
-                if p.last_wall is not None and not p.dead_reason and now_wall - p.last_wall > limit
-                and (p.last_wall > watched_since or now_wall - watched_since > limit)]
+                if p.last_wall is not None and not p.dead_reason and self._watched_silence(p.last_wall, now_wall) > limit]
 
     def silent_reasons(self, now_wall: float) -> list[str]:
         """``silent`` as the texts a fault names them with."""
