@@ -2,41 +2,18 @@
 planned without error (`ros2 launch hil_nodes hil.launch.py ...` through the launch file's
 arguments, `hil run ...` through `hil run`'s own parser and plan).
 """
-import contextlib
-import io
 import pathlib
 import shlex
-import subprocess
-import sys
 
 import pytest
 import yaml
+from hil_plan import hil_plan, hil_plan_process
 
 from hil_nodes.cli import main as cli, plan_cmd, run_cmd
 from hil_nodes import topics
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = [ROOT / 'README.md', ROOT / 'docs' / 'lab.md']
-
-
-def _hil_plan_process(*args):
-    """`hil plan` as a user runs it: a process of its own (~3 s of imports here)."""
-    proc = subprocess.run([sys.executable, '-m', 'hil_nodes.cli.main', 'plan', *args], capture_output=True,
-                          text=True, timeout=120)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def _hil_plan(*args):
-    """`hil plan` through the command's own parser, in this process (the same function the
-    process runs, without its start-up; cli.main's signal handlers are the process's, not a plan's)."""
-    out, err = io.StringIO(), io.StringIO()
-    parsed = cli.build_parser().parse_args(['plan', *args])
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = int(parsed.func(parsed) or 0)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
 
 
 def _examples(prefix: str) -> list[str]:
@@ -51,7 +28,7 @@ def _examples(prefix: str) -> list[str]:
 
 
 def test_the_hardware_plan_of_hexafloat():
-    code, out, err = _hil_plan_process('hexafloat', '--mode', 'hardware', 'netft_address:=192.168.1.1', 'rt:=true')
+    code, out, err = hil_plan_process('hexafloat', '--mode', 'hardware', 'netft_address:=192.168.1.1', 'rt:=true')
     assert code == 0, err
     doc = yaml.safe_load(out)
     assert doc['mode'] == 'hardware' and doc['lockstep'] is False and doc['layout'] == 'one_process'
@@ -70,7 +47,7 @@ def test_the_hardware_plan_of_hexafloat():
 def test_the_hardware_plan_of_the_iiwa_on_lbr_fri_ros2_stack():
     """The documented iiwa hardware command plans: lbr's class and block with the robot's address
     and port, the lab in lbr's namespace, the space plant remapped onto it with lbr's joint names."""
-    code, out, err = _hil_plan('space_iiwa', '--mode', 'hardware', 'robot_address:=172.31.1.147', 'robot_port:=30201')
+    code, out, err = hil_plan('space_iiwa', '--mode', 'hardware', 'robot_address:=172.31.1.147', 'robot_port:=30201')
     assert code == 0, err
     doc = yaml.safe_load(out)
     procs = {p['name']: p for p in doc['processes']}
@@ -88,18 +65,18 @@ def test_the_hardware_plan_of_the_iiwa_on_lbr_fri_ros2_stack():
     assert plant['remappings'] == {topics.JOINT_STATES: f'lbr/{topics.JOINT_STATES}',
                                    topics.IIWA_JOINT_TRAJECTORY: f'lbr/{topics.IIWA_JOINT_TRAJECTORY}'}
     assert plant['parameters']['joint_names'] == [f'lbr_A{i}' for i in range(1, 8)]
-    code, _, err = _hil_plan('space_iiwa', '--mode', 'hardware', 'robot_port:=30210')
+    code, _, err = hil_plan('space_iiwa', '--mode', 'hardware', 'robot_port:=30210')
     assert code == 2 and 'port_id 30210' in err
-    code, _, err = _hil_plan('hybrid5', '--mode', 'hardware', 'robot_port:=30200')
+    code, _, err = hil_plan('hybrid5', '--mode', 'hardware', 'robot_port:=30200')
     assert code == 2 and 'robot_port' in err
 
 
 def test_a_plan_that_cannot_be_made_says_why():
-    code, out, err = _hil_plan('hexafloat', 'lockstep:=true', '--mode', 'hardware')
+    code, out, err = hil_plan('hexafloat', 'lockstep:=true', '--mode', 'hardware')
     assert code == 2 and out == '' and 'hil plan:' in err and 'lockstep' in err
-    code, _, err = _hil_plan('hexafloat', 'bogus')
+    code, _, err = hil_plan('hexafloat', 'bogus')
     assert code == 2 and 'NAME:=VALUE' in err
-    code, _, err = _hil_plan('no_such_system')
+    code, _, err = hil_plan('no_such_system')
     assert code == 2 and 'no_such_system' in err
 
 
@@ -127,7 +104,7 @@ def test_the_hmi_is_a_process_of_its_own_with_its_port_host_and_urdf(layout):
     """hmi:=true: the operator's HMI first, a plain node of its own kind in both layouts (never in
     the container), not managed and not watched by the supervisor, no sim time and no real-time
     request, served where asked with the system's URDF (the mock's robot_description file)."""
-    code, out, err = _hil_plan('hexafloat', 'hmi:=true', 'hmi_port:=8765', f'layout:={layout}', 'rt:=true')
+    code, out, err = hil_plan('hexafloat', 'hmi:=true', 'hmi_port:=8765', f'layout:={layout}', 'rt:=true')
     assert code == 0, err
     doc = yaml.safe_load(out)
     hmi = doc['processes'][0]
@@ -138,17 +115,17 @@ def test_the_hmi_is_a_process_of_its_own_with_its_port_host_and_urdf(layout):
     assert 'hmi' not in doc.get('container', [])
     sup = next(p for p in doc['processes'] if p['name'] == 'supervisor')['parameters']
     assert 'hmi' not in sup['managed_nodes'] and 'hmi' not in sup.get('monitored_nodes', [])
-    code, out, _ = _hil_plan('hexafloat')                           # not asked: not there
+    code, out, _ = hil_plan('hexafloat')                           # not asked: not there
     assert code == 0 and 'hmi' not in [p['name'] for p in yaml.safe_load(out)['processes']]
 
 
 def test_the_hmi_beyond_localhost_needs_a_token_and_hides_it():
-    code, out, err = _hil_plan('hexafloat', 'hmi:=true', 'hmi_host:=0.0.0.0')
+    code, out, err = hil_plan('hexafloat', 'hmi:=true', 'hmi_host:=0.0.0.0')
     assert code == 2 and out == '' and 'control_token' in err
-    code, out, err = _hil_plan('hexafloat', 'hmi:=true', 'hmi_host:=0.0.0.0', 'hmi_token:=s3cret')
+    code, out, err = hil_plan('hexafloat', 'hmi:=true', 'hmi_host:=0.0.0.0', 'hmi_token:=s3cret')
     assert code == 0, err
     assert 's3cret' not in out and yaml.safe_load(out)['processes'][0]['parameters']['control_token'] == '<hidden>'
-    code, _, err = _hil_plan('hexafloat', 'hmi:=true', 'hmi_port:=70000')
+    code, _, err = hil_plan('hexafloat', 'hmi:=true', 'hmi_port:=70000')
     assert code == 2 and "'port' = 70000 is outside its range" in err
     args = cli.build_parser().parse_args(['run', 'hexafloat', '--hmi', '--hmi-port', '0', '--isolated'])
     _, plan = run_cmd.plan_for(args)

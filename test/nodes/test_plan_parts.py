@@ -4,11 +4,10 @@ showing it, and the refusals that keep a part from running what another host run
 import dataclasses
 import datetime
 import pathlib
-import subprocess
-import sys
 
 import pytest
 import yaml
+from hil_plan import hil_plan
 
 from hil_nodes.bringup.plan import bringup_plan, final_parameters
 from hil_nodes.bringup.system import BringupError, Scenario, load_system
@@ -16,12 +15,6 @@ from hil_nodes.bringup.system import BringupError, Scenario, load_system
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SYSTEMS = sorted(p.stem for p in (ROOT / 'config' / 'systems').glob('*.yaml'))
 STAMP = datetime.datetime(2026, 1, 2, 3, 4, 5)   # the bag's name: the same in every plan of one test
-
-
-def _hil_plan(*args):
-    proc = subprocess.run([sys.executable, '-m', 'hil_nodes.cli.main', 'plan', *args], capture_output=True, text=True,
-                          timeout=120)
-    return proc.returncode, proc.stdout, proc.stderr
 
 
 def _raw_parts(system):
@@ -87,7 +80,7 @@ def test_the_supervisor_names_the_other_parts_nodes_and_manages_them_all():
 
 
 def test_hil_plan_part_lists_that_part_only_and_every_part():
-    code, out, err = _hil_plan('hexafloat', '--part', 'hardware', 'peers:=10.1.2.3,lab-pc-2')
+    code, out, err = hil_plan('hexafloat', '--part', 'hardware', 'peers:=10.1.2.3,lab-pc-2')
     assert code == 0, err
     doc = yaml.safe_load(out)
     assert (doc['split'], doc['part']) == ('two_hosts', 'hardware')
@@ -95,11 +88,11 @@ def test_hil_plan_part_lists_that_part_only_and_every_part():
                             'chain': ['ft_sensor', 'admittance', 'kinematics', 'planner', 'timebase', 'supervisor']}
     assert [p['name'] for p in doc['processes']] == ['mock_hexapod'] and doc['container'] == ['mock_hexapod']
     assert doc['processes'][0]['environment'] == {'ROS_STATIC_PEERS': '10.1.2.3;lab-pc-2'}
-    code, out, err = _hil_plan('hexafloat', 'split:=three_hosts', 'part:=model')
+    code, out, err = hil_plan('hexafloat', 'split:=three_hosts', 'part:=model')
     assert code == 0, err
     doc = yaml.safe_load(out)
     assert [p['name'] for p in doc['processes']] == ['admittance'] and set(doc['parts']) == {'hardware', 'chain', 'model'}
-    code, out, _ = _hil_plan('hexafloat')                   # no part: every process, the parts shown
+    code, out, _ = hil_plan('hexafloat')                   # no part: every process, the parts shown
     assert code == 0 and yaml.safe_load(out)['part'] is None and len(yaml.safe_load(out)['processes']) == 7
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 
-def _signal():
-    """scipy.signal, imported on the first design or block pass: its import takes about 1.9 s
-    (calibration ~1 s), and the `hil` command imports this module (for the designed figures of its
-    run accounting) without ever filtering."""
+def scipy_signal():
+    """scipy.signal, imported on first use (a filter design, a block pass, a chirp of the load
+    profiles): its import takes about 1.9 s (calibration ~1 s), and the `hil` command imports
+    the modules that use it (for the designed figures of its run accounting) without ever
+    filtering."""
     from scipy import signal
     return signal
 
@@ -28,7 +29,7 @@ def design_sos(order: int, cutoff_hz: float, sample_rate: float, notch_hz: float
         raise ValueError(f'filter cutoff {cutoff_hz} Hz must be in (0, {nyquist}) for {sample_rate} Hz sampling')
     if not 1 <= int(order) <= 10:
         raise ValueError(f'filter order {order} must be 1..10')
-    signal = _signal()
+    signal = scipy_signal()
     sos = signal.butter(int(order), cutoff_hz, btype='low', fs=sample_rate, output='sos')
     if notch_hz > 0.0:
         if not 0.0 < notch_hz < nyquist:
@@ -60,7 +61,7 @@ class StreamFilter:
     def __init__(self, sos: np.ndarray, channels: int = 6):
         self.sos = np.ascontiguousarray(sos, dtype=float)
         self.channels = int(channels)
-        self._zi_unit = _signal().sosfilt_zi(self.sos)      # (S, 2) steady state for a unit input
+        self._zi_unit = scipy_signal().sosfilt_zi(self.sos)      # (S, 2) steady state for a unit input
         self.zi = np.zeros((self.sos.shape[0], 2, self.channels))
         self.initialised = False
 
@@ -85,5 +86,5 @@ class StreamFilter:
 
     def block(self, x) -> np.ndarray:
         """Filter a block (N, channels), continuing the state."""
-        y, self.zi = _signal().sosfilt(self.sos, np.asarray(x, dtype=float), axis=0, zi=self.zi)
+        y, self.zi = scipy_signal().sosfilt(self.sos, np.asarray(x, dtype=float), axis=0, zi=self.zi)
         return y

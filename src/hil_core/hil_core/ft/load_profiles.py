@@ -22,6 +22,8 @@ from typing import Iterable
 
 import numpy as np
 
+from hil_core.ft.filters import scipy_signal
+
 COMPONENT_TYPES = ('constant', 'impulses', 'steps', 'chirp', 'pushes', 'noise', 'mains')
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -104,9 +106,8 @@ class LoadProfile:
             elif kind == 'chirp':
                 t0, dur = float(c.get('start', 0.0)), float(c.get('duration', 10.0))
                 inside = (t >= t0) & (t <= t0 + dur)
-                from scipy import signal    # here: its import takes ~1.9 s, and only a chirp needs it
-                wave = signal.chirp(t - t0, f0=float(c.get('f0', 0.1)), t1=dur, f1=float(c.get('f1', 10.0)),
-                                    method='linear', phi=-90.0)
+                wave = scipy_signal().chirp(t - t0, f0=float(c.get('f0', 0.1)), t1=dur, f1=float(c.get('f1', 10.0)),
+                                            method='linear', phi=-90.0)
                 out += _axis_column(n, c.get('axis', 0), float(c.get('amplitude', 1.0)) * wave * inside)
             elif kind == 'pushes':
                 out += self._push_sum(next(pushes), t)
