@@ -3,20 +3,22 @@
 The lab chain filters the F/T signals with a digital 2nd-order Butterworth low-pass at 40 Hz:
 a low enough cut-off for the drives' 50 Hz (and multiples) noise, a high enough one for a
 phase lag that is linear, i.e. a constant delay of about 6 ms, over the 0-7 Hz band of
-interest. The design is scipy.signal's (``butter(..., output='sos')``, ``iirnotch``); the state
-is kept between calls in the transposed direct form II of ``scipy.signal.sosfilt`` so that
-streaming sample by sample or block by block gives the same numbers as one offline pass.
+interest. The design is scipy.signal's (``butter(..., output='sos')``, ``iirnotch``), in closed
+form in ``hil_core.ft.filter_design`` (scipy.signal is its test oracle); the state is kept
+between calls in the transposed direct form II of ``scipy.signal.sosfilt`` so that streaming
+sample by sample or block by block gives the same numbers as one offline pass.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from hil_core.ft.filter_design import butter_lowpass_sos, notch_sos, sos_steady_state
+
 
 def scipy_signal():
-    """scipy.signal, imported on first use (a filter design, a block pass, a chirp of the load
-    profiles): its import takes about 1.9 s (calibration ~1 s), and the `hil` command imports
-    the modules that use it (for the designed figures of its run accounting) without ever
-    filtering."""
+    """scipy.signal, imported on first use (the oracle's block pass, a chirp of the load
+    profiles): its import takes about 2 s (calibration ~1 s), which neither the `hil` command
+    nor an F/T node's start should pay for what they never use."""
     from scipy import signal
     return signal
 
@@ -29,13 +31,13 @@ def design_sos(order: int, cutoff_hz: float, sample_rate: float, notch_hz: float
         raise ValueError(f'filter cutoff {cutoff_hz} Hz must be in (0, {nyquist}) for {sample_rate} Hz sampling')
     if not 1 <= int(order) <= 10:
         raise ValueError(f'filter order {order} must be 1..10')
-    signal = scipy_signal()
-    sos = signal.butter(int(order), cutoff_hz, btype='low', fs=sample_rate, output='sos')
+    sos = butter_lowpass_sos(int(order), cutoff_hz, sample_rate)
     if notch_hz > 0.0:
         if not 0.0 < notch_hz < nyquist:
             raise ValueError(f'notch {notch_hz} Hz must be in (0, {nyquist})')
-        b, a = signal.iirnotch(notch_hz, notch_q, fs=sample_rate)
-        sos = np.vstack([sos, signal.tf2sos(b, a)])
+        if not notch_q > 0.0:
+            raise ValueError(f'notch quality {notch_q} must be positive')
+        sos = np.vstack([sos, notch_sos(notch_hz, notch_q, sample_rate)])
     return sos
 
 
@@ -61,7 +63,7 @@ class StreamFilter:
     def __init__(self, sos: np.ndarray, channels: int = 6):
         self.sos = np.ascontiguousarray(sos, dtype=float)
         self.channels = int(channels)
-        self._zi_unit = scipy_signal().sosfilt_zi(self.sos)      # (S, 2) steady state for a unit input
+        self._zi_unit = sos_steady_state(self.sos)      # (S, 2) steady state for a unit input
         self.zi = np.zeros((self.sos.shape[0], 2, self.channels))
         self.initialised = False
 

@@ -30,10 +30,6 @@ import threading
 import time
 
 import numpy as np
-# the node's filter is designed by scipy.signal, which hil_core.ft.filters imports on first use (its
-# ~1.9 s import is not the `hil` command's to pay): loaded with the node, so that configure, a
-# lifecycle transition a lifecycle manager times, stays short
-import scipy.signal  # noqa: F401
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from rclpy.clock import Clock, ClockType
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
