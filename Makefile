@@ -38,7 +38,7 @@ demo: warmup
 # (test/conftest.py SERIAL_FILES: real-time runs, watchdogs, the lockstep stall limit), then the
 # fault matrix (test/system/test_fault_matrix.py, docs/fault_matrix.md: 22 whole lockstep runs that
 # kill, stop or feed bad input to each node) on two workers, each row on its own DDS domain: about
-# 4 + 3 + 2 minutes here at calibration 0.37 s, 11 + 6 + 4 at 1 s (docs/testing.md).
+# 4 + 3 + 2 minutes here at calibration 0.37 s, 10 + 5 + 3 at 1 s (docs/testing.md).
 test: warmup
 	$(PY) -m pytest -n 2 --dist loadfile --durations=8 -m "not fault_matrix and not serial"
 	$(PY) -m pytest -n 0 --durations=8 -m serial
