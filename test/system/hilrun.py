@@ -18,12 +18,18 @@ def hil_run(*args: str, timeout: float = 240.0, env: dict | None = None) -> tupl
     cmd = [sys.executable, '-m', 'hil_nodes.cli.main', 'run', *args, '--domain-id', str(next_domain_id()), '--quiet']
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                           env=None if env is None else {**os.environ, **env})
+    return proc.returncode, summary_of(proc.stdout.splitlines()), proc.stderr
+
+
+def summary_of(lines) -> dict[str, str]:
+    """The `key: value` lines of a run's summary (not its progress lines, `[hil] ...`, nor its
+    messages, `hil run: ...`)."""
     summary = {}
-    for line in proc.stdout.splitlines():
+    for line in lines:
         key, sep, value = line.partition(': ')
-        if sep:
+        if sep and not line.startswith(('[hil]', 'hil run:')):
             summary[key.strip()] = value.strip()
-    return proc.returncode, summary, proc.stderr
+    return summary
 
 
 class BackgroundRun:
@@ -74,12 +80,7 @@ class BackgroundRun:
         while self.next_line() is not None:
             pass
         code = self.proc.wait(60)
-        summary = {}
-        for line in self.lines:
-            key, sep, value = line.partition(': ')
-            if sep and not line.startswith(('[hil]', 'hil run:')):
-                summary[key] = value
-        return code, summary
+        return code, summary_of(self.lines)
 
     def wait_for_mode(self, ros, modes: list, mode: str, timeout: float = 240.0) -> None:
         """Spin ``ros`` until the last of ``modes`` (the /hil/mode strings heard) is ``mode``; fail
