@@ -7,6 +7,8 @@ import os
 import signal
 import sys
 
+from hil_nodes.runtime import crash_report
+
 # Sub-command modules; each exposes add_parser(subparsers) and run(args) -> int.
 COMMANDS = ['run_cmd', 'plan_cmd', 'bench_cmd']
 OPTIONAL_COMMANDS = ['workspace_cmd', 'report_cmd', 'hmi_cmd']
@@ -29,6 +31,7 @@ def _interrupt(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
+    crash_report.enable()   # a crash of the launcher (rclpy, Fast DDS) names its thread and call
     # SIGTERM (timeout, systemd, a CI runner) must take the same clean path as Ctrl-C: stop every
     # process the command started, close the bag, print the summary.
     signal.signal(signal.SIGTERM, _interrupt)

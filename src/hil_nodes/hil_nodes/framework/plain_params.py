@@ -58,7 +58,8 @@ def run_plain(make, label: str, args=None, refused: tuple = (ParameterError,), s
     import sys
     import rclpy
     from rclpy.executors import ExternalShutdownException
-    from hil_nodes.runtime import participant_ready
+    from hil_nodes.runtime import crash_report, participant_ready
+    crash_report.enable()                  # a native crash names its thread and call
     rclpy.init(args=sys.argv if args is None else args)
     participant_ready.announce()
     node = None

@@ -19,7 +19,7 @@ from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 
 from hil_nodes.framework import base
-from hil_nodes.runtime import caller_lookup, kernel_loads
+from hil_nodes.runtime import caller_lookup, crash_report, kernel_loads
 from hil_nodes.runtime import participant_ready
 from hil_nodes.runtime import rt_setup
 from hil_nodes.runtime.frame_loop import LOOP
@@ -121,6 +121,7 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
     # DDS discovery range: left to the environment (the hil command, Makefile, tests and CI set
     # LOCALHOST; `hil run --network` and a lab's ros2 launch must be able to reach the nodes)
     # real-time settings asked for by `hil run --rt` / the launch file (before DDS threads exist)
+    crash_report.enable()                  # a native crash names its thread and call
     for line in rt_setup.apply_from_env():
         print(f'rt: {line}', file=sys.stderr, flush=True)
     rt_setup.fine_timer_slack()            # before any thread exists: they all inherit it
