@@ -36,8 +36,9 @@ class RunClient:
         self.diag: dict[str, dict[str, str]] = {}
         self.diag_messages: dict[str, str] = {}
         self.diag_counts: dict[str, int] = {}
-        # nodes whose deactivation status was heard ("inactive", hil_nodes.framework.base): the
-        # statuses they sent before it, their final counters, were heard too (one writer, in order)
+        # nodes whose latest lifecycle status was their deactivation ("inactive", not followed by
+        # "active": hil_nodes.framework.base): the statuses they sent before it, their final
+        # counters, were heard too (one writer, in order)
         self.deactivated: set[str] = set()
         # (node, key) -> statuses that carried the key: a fresh progress value (hil_nodes.cli.run_meter)
         self.key_counts: dict[tuple[str, str], int] = {}
@@ -68,6 +69,8 @@ class RunClient:
             self.diag_messages[name] = st.message
             if st.message == 'inactive':
                 self.deactivated.add(name)
+            elif st.message == 'active':
+                self.deactivated.discard(name)
             self.diag_counts[name] = self.diag_counts.get(name, 0) + 1
 
     def _progress(self, t: float) -> None:

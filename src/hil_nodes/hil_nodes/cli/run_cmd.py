@@ -43,6 +43,10 @@ from hil_nodes.cli.discovery import discovery_line, dds_env
 from hil_nodes.cli.part_clock import FINISH_S as CLOCK_FINISH_S, PartClock, check_clocks
 from hil_nodes.cli.part_run import run_part
 
+# wall s, after the shutdown answered, for the supervisor's last status and every managed node's
+# deactivation status; a node the shutdown skipped (stalled, dead) sends none and costs all of it
+FINAL_STATUS_WAIT = 1.0
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser('run', help='run a system (hexafloat, space-iiwa, ...) on the mock hardware')
@@ -201,10 +205,13 @@ def run(args) -> int:
         if clock is not None:     # the other parts answer until the shutdown below: let the exchange end
             clock.wait_done(client.spin_once, CLOCK_FINISH_S)
         if exits.supervisor_alive:
+            statuses_before = client.diag_counts.get('supervisor', 0)
             ok, message = client.call_trigger(topics.HIL_SHUTDOWN, timeout=30.0)
             if not ok:
                 print(f'hil run: shutdown: {message}', file=sys.stderr)
-        _drain(client)
+            _wait_final_statuses(client, [n for n in plan.managed if n not in exits.dead_nodes], statuses_before)
+        else:
+            _drain(client)
     except KeyboardInterrupt:
         outcome = 'interrupted'
     finally:
@@ -368,6 +375,16 @@ def _progress(client: RunClient, frame_period: float) -> tuple[int, float] | Non
     return None if run_time is None else (run_time[0], float(run_time[1] or 0.0))
 
 
+def _wait_final_statuses(client: RunClient, managed: list[str], supervisor_statuses: int,
+                         timeout: float = FINAL_STATUS_WAIT) -> bool:
+    """After the shutdown answered: spin until the statuses the summary reads are in, the
+    supervisor's (it sends one as it answers) and each managed node's deactivation (its
+    counters came before it), or ``timeout`` wall s (a node the shutdown skipped, stalled or
+    dead, sends none). True when all came."""
+    return client.spin_until(lambda: client.diag_counts.get('supervisor', 0) > supervisor_statuses
+                             and client.deactivated.issuperset(managed), timeout)
+
+
 def _drain(client: RunClient, seconds: float = 0.5) -> None:
-    """Let the last diagnostics in (they carry the counters of the summary)."""
+    """The supervisor is dead: nobody deactivates anything; let the last diagnostics in."""
     client.spin_until(lambda: False, seconds)

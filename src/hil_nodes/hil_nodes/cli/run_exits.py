@@ -47,6 +47,7 @@ class ExitWatch:
         self.supervisor = supervisor
         self.first_exit: float | None = None
         self.deaths: list[str] = []         # 'node N is dead: its process P ...', the supervisor's words
+        self.dead_nodes: set[str] = set()   # the nodes of the processes that ended
         self.supervisor_death = ''          # the reason, once the supervisor's process ended
         self.hardware_stop: tuple[float, str] | None = None   # (wall, 'who: message') of a watchdog stop
         node.create_subscription(DiagnosticArray, topics.HIL_EVENTS, self._on_events, qos.command(100))
@@ -71,6 +72,7 @@ class ExitWatch:
             if self.first_exit is None:
                 self.first_exit = now
             self.deaths += [f'node {n} is dead: its process {name} {describe_exit(code)}' for n in nodes]
+            self.dead_nodes.update(nodes)
             if self.supervisor in nodes:
                 self.supervisor_death = f'supervisor is dead: its process {name} {describe_exit(code)}'
 
