@@ -158,6 +158,23 @@ def test_system_and_scenario_files_set_only_declared_parameters_of_the_declared_
     assert not problems, '\n'.join(problems)
 
 
+@pytest.mark.parametrize('mode, lockstep', [('mock', True), ('mock', False), ('hardware', False)])
+def test_the_bring_up_plan_gives_each_node_only_declared_parameters(mode, lockstep, tmp_path):
+    """What the plan adds to the files' values (the run's seed, lockstep, the supervisor's node
+    lists, the recorder's bag): a node would warn 'unknown parameter ... ignored' in every run."""
+    from hil_nodes.bringup.plan import bringup_plan
+    problems = []
+    for system in _systems():
+        if mode == 'hardware' and system.hardware is None:
+            continue
+        plan = bringup_plan(system, mode=mode, lockstep=lockstep, record=tmp_path, duration=1.0, hmi=True)
+        for spec in plan.hil_nodes:
+            for parameter, value in spec.parameters.items():
+                problems.append(_problem(f'plan of {system.name} ({mode})', spec.name, spec.executable,
+                                         parameter, value))
+    assert not [p for p in problems if p], '\n'.join(p for p in problems if p)
+
+
 # --- hand-written tables in docs/ -------------------------------------------------------------------
 
 # a unit that scales the number written before it: such a cell is not compared

@@ -35,6 +35,9 @@ def _node_parts(value) -> str | None:
 
 _LOCKSTEP = next(p for p in HilLifecycleNode.COMMON_PARAMS if p.name == 'lockstep')
 _STATUS_PERIOD = next(p for p in HilLifecycleNode.COMMON_PARAMS if p.name == 'status_period')
+# the run's seed, which the bring-up gives every node (the supervisor has no random source: it
+# declares it so that it does not warn of an unknown parameter in every run)
+_SEED = next(p for p in HilLifecycleNode.COMMON_PARAMS if p.name == 'seed')
 
 PARAMS = (
     Param('managed_nodes', 'str[]', [], 'lifecycle nodes to configure then activate, in this order '
@@ -72,6 +75,7 @@ PARAMS = (
     Param('liveness_period', float, 0.02, 'period of the liveness check (wall s; also every /clock in lockstep)',
           range=(0.005, 1.0)),
     _STATUS_PERIOD,              # its "supervisor: run" status; the same name and meaning as every node's
+    _SEED,
     Param('health_fault', bool, True, 'real time not held beyond the fault limits -> FAULT (false: report only)'),
     Param('health_window', float, 3.0, 'sliding window of the real-time health judgement (wall s)',
           range=(0.1, 600.0)),
