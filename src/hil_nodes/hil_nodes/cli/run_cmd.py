@@ -25,11 +25,6 @@ import yaml
 from hil_core.supervision.modes import HilMode
 from hil_nodes.cli.processes import ProcessGroup, clean_dead_shm
 from hil_nodes.cli.run_client import RunClient
-# Imported at the start, although only a recorded run's end needs it (about 1 CPU-s of scipy): made
-# lazy, `hil run` started about 1 s sooner, and the parts' clock check on one machine
-# (test_clock_refusal) then never heard the other part: a start-up race of DDS discovery between
-# the `hil` processes that is not understood yet (runtime.participant_ready is the other one found)
-from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
 from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
 from hil_nodes.cli.run_meter import RunMeter, rt_applied
 from hil_nodes.cli.run_summary import drives_name, fault_reason, hear_the_fault_status, link_latency, run_summary
@@ -243,6 +238,9 @@ def run(args) -> int:
         whole = dataclasses.replace(plan, processes=plan.processes + plan.others)
         parameters = effective_parameters(whole.hil_nodes, write_overrides(whole, run_dir / 'all_parts_params.yaml')
                                           if plan.others else overrides)
+        # only a recorded run's end needs it: imported here, it does not delay every start by
+        # about 1 CPU-s (numba, scipy.linalg through the report's designed values)
+        from hil_nodes.cli.run_accounting import accounting_summary, run_accounting
         rows, _ = run_accounting(bag_path, parameters, client.diag if client is not None else {})
         summary.update(accounting_summary(rows))
         # the namespace: the bag's topics are under it (hil_nodes.recorder.bag.bag_namespace)
