@@ -22,6 +22,8 @@ with the reasons; at the end ``headroom.targets_met: k of n``. Runs (one process
 with real-time rights runs it (ros2_control_node's update thread asks for SCHED_FIFO the same
 way); the summary's ``rt`` line says what the processes got.
 ``HIL_BENCH_HEADROOM_QUICK=1``: one run of each, 10 s (a check of the bench, not of the targets).
+A run that could not run or crashed (exit 2, a signal) says how it ended (``<run>.exit``) and
+leaves its output in a file (``<run>.output``; after a crash, every thread's Python stack).
 Nothing is asserted: these are figures.
 """
 from __future__ import annotations
@@ -30,6 +32,7 @@ import glob
 import json
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
@@ -55,15 +58,31 @@ def _pinned(cmd: list[str]) -> list[str]:
     return ['taskset', '-c', SLOW_CORE, *cmd] if SLOW_CORE else cmd
 
 
-def _hil(args: list[str], out: pathlib.Path | None, timeout: float) -> tuple[int, dict[str, str], str | None]:
-    """`hil run ARGS`, recorded into ``out``: (exit code, summary, bag directory or None)."""
+def _hil(name: str, args: list[str], out: pathlib.Path | None,
+         timeout: float) -> tuple[int, dict[str, str], str | None]:
+    """`hil run ARGS`, recorded into ``out``: (exit code, summary, bag directory or None). A run
+    that could not run or crashed (exit 2, a signal) leaves its output in a file, named."""
     record = ['--record', str(out)] if out is not None else []
     cmd = _pinned([sys.executable, '-m', 'hil_nodes.cli.main', 'run', *args, *record, '--domain-id', DOMAIN,
                    '--quiet'])
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if res.returncode not in (0, 1):
+        _print(f'{name}.exit', _describe_exit(res.returncode).replace(' ', '_'))
+        path = pathlib.Path(tempfile.mkdtemp(prefix='hil_headroom_')) / f'{name}.txt'
+        path.write_text(f'$ {" ".join(cmd)}\n--- stdout\n{res.stdout}\n--- stderr\n{res.stderr}')
+        _print(f'{name}.output', path)   # with a crash, every thread's Python stack (runtime.crash_report)
     summary = dict(line.split(': ', 1) for line in res.stdout.splitlines() if ': ' in line)
     bags = sorted(glob.glob(str(out / '*' / ''))) if out is not None else []
     return res.returncode, summary, (bags[0] if bags else None)
+
+
+def _describe_exit(code: int) -> str:
+    if code >= 0:
+        return f'exited with code {code}'
+    try:
+        return f'killed by {signal.Signals(-code).name}'
+    except ValueError:
+        return f'killed by signal {-code}'
 
 
 def _report(bag: str) -> dict:
@@ -89,7 +108,8 @@ def _float(text, default=float('nan')) -> float:
 def hexafloat(name: str, args: list[str], duration: float, cpu_target: float | None) -> bool:
     """A Hexafloat real-time run and its targets; True when every one is met."""
     out = pathlib.Path(tempfile.mkdtemp(prefix='hil_headroom_'))
-    rc, s, bag = _hil(['hexafloat', '--realtime', '--scenario', 'impulse_3hz', '--duration', f'{duration:g}', *RT, *args],
+    rc, s, bag = _hil(name, ['hexafloat', '--realtime', '--scenario', 'impulse_3hz', '--duration', f'{duration:g}',
+                             *RT, *args],
                       out, timeout=duration * 4 + 240)
     missed = []
     _print(f'{name}.exit_code', rc)
@@ -137,7 +157,8 @@ def hexafloat(name: str, args: list[str], duration: float, cpu_target: float | N
 
 
 def other(name: str, system: str, args: list[str], duration: float) -> bool:
-    rc, s, _ = _hil([system, '--realtime', '--duration', f'{duration:g}', *RT, *args], None, timeout=duration * 4 + 240)
+    rc, s, _ = _hil(name, [system, '--realtime', '--duration', f'{duration:g}', *RT, *args], None,
+                    timeout=duration * 4 + 240)
     _print(f'{name}.exit_code', rc)
     _print(f'{name}.outcome', s.get('outcome', '-').replace(' ', '_'))
     _print(f'{name}.cpu_s_per_sim_s', _cpu(s))
@@ -150,7 +171,8 @@ def other(name: str, system: str, args: list[str], duration: float) -> bool:
 
 
 def lockstep(duration: float) -> bool:
-    rc, s, _ = _hil(['hexafloat', '--lockstep', '--scenario', 'impulse_3hz', '--duration', f'{duration:g}'], None,
+    rc, s, _ = _hil('lockstep', ['hexafloat', '--lockstep', '--scenario', 'impulse_3hz', '--duration',
+                                 f'{duration:g}'], None,
                     timeout=duration * 20 + 240)
     speed = _float(s.get('sim_per_wall'))
     _print('lockstep.sim_per_wall', s.get('sim_per_wall', '-'))
