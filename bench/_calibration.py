@@ -27,14 +27,16 @@ import subprocess
 import sys
 import time
 
+from hil_nodes.cli.calibration import LOOP_5M
+
 POSES = 1000
 
 
 # The loop runs as `python -c` runs it (module-level names, a fresh interpreter), which is how the
 # figures it is compared with were taken: the same loop over a function's local names runs 2.5x
-# faster, and inside a process that imported numpy and rclpy it reads slower.
-_LOOP = ('import time\nt = time.perf_counter()\ns = 0\nfor i in range(5_000_000):\n    s += i * i\n'
-         'print(time.perf_counter() - t)\n')
+# faster, and inside a process that imported numpy and rclpy it reads slower. One home for it:
+# `hil run --realtime` measures the same loop (hil_nodes.cli.calibration).
+_LOOP = LOOP_5M
 
 
 def python_loop_s(repeats: int = 3) -> float:

@@ -23,6 +23,7 @@ import time
 import yaml
 
 from hil_core.supervision.modes import HilMode
+from hil_nodes.cli import calibration
 from hil_nodes.cli.processes import ProcessGroup, clean_dead_shm
 from hil_nodes.cli.run_client import RunClient
 from hil_nodes.cli.run_exits import ExitWatch, wait_until_at_rest
@@ -167,7 +168,7 @@ def run(args) -> int:
                   file=sys.stderr)
             return 2
     group = ProcessGroup(run_dir / 'logs', env)
-    client = meter = clock = None
+    client = meter = clock = speed = None
     wall0 = time.monotonic()
     outcome, run_fault, hmi_url, hmi_exit = 'error', '', '', {}
     try:  # from the first process on: whatever happens, every process is stopped below
@@ -175,6 +176,9 @@ def run(args) -> int:
             hmi_url = _start_hmi(group, plan, overrides)
             if not hmi_url and group.procs[HMI].poll() is not None:   # said once, in _start_hmi
                 hmi_exit[HMI] = group.procs[HMI].returncode
+        # the machine's speed, with the real-time figures and verdict it explains: measured while
+        # the graph's processes import (a core of their own at that time), read at the end
+        speed = calibration.start() if not args.lockstep else None
         for name, cmd, extra_env in commands:   # one process per node (--isolated) or one container
             group.start(name, cmd, extra_env)   # --rt: its HIL_RT_* requests (hil_nodes.runtime.rt_setup)
         # the client only now: its DDS participant starts threads, and a fork of a process with
@@ -226,6 +230,8 @@ def run(args) -> int:
             summary['rt'] = rt_line
         if client is not None:      # F/T sample -> the drives' receipt, across hosts (docs/lab.md)
             summary['link_latency'] = link_latency(client, plan, clock)
+        if speed is not None:
+            summary['calibration'] = calibration.summary_line(calibration.result(speed, timeout=5.0))
         if client is not None:
             client.close()
         # our own participant mapped the ports of the nodes it talked to: a dead node's port is

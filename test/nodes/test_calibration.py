@@ -1,0 +1,37 @@
+"""The machine calibration `hil run --realtime` prints (hil_nodes.cli.calibration): the bench's
+very loop (one home), its seconds read from a child interpreter, and a failed or stuck child
+said as not measured, never as a number."""
+import math
+import pathlib
+import subprocess
+import sys
+
+from hil_nodes.cli import calibration
+
+BENCH = pathlib.Path(__file__).resolve().parents[2] / 'bench'
+
+
+def test_the_loop_is_the_benchs_loop():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import _calibration
+    finally:
+        sys.path.remove(str(BENCH))
+    assert _calibration._LOOP == calibration.LOOP_5M
+    assert 'range(5_000_000)' in calibration.LOOP_5M and 's += i * i' in calibration.LOOP_5M
+
+
+def test_the_seconds_of_the_loop_are_read_from_the_child():
+    seconds = calibration.result(calibration.start(), timeout=120.0)
+    assert seconds is not None and math.isfinite(seconds) and seconds > 0
+    line = calibration.summary_line(seconds)
+    assert float(line.split(' s ')[0]) == round(seconds, 3) and 'python_loop_5M' in line
+
+
+def test_a_child_that_fails_or_hangs_is_not_measured():
+    failed = subprocess.Popen([sys.executable, '-c', 'raise SystemExit(3)'], stdout=subprocess.PIPE, text=True)
+    assert calibration.result(failed) is None
+    hung = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'], stdout=subprocess.PIPE, text=True)
+    assert calibration.result(hung, timeout=0.5) is None
+    assert hung.poll() is not None           # stopped, not left behind
+    assert calibration.summary_line(None) == 'not measured'
