@@ -73,6 +73,11 @@ def test_panel_model_digests_supervisor_timebase_cycle_and_events():
     np.testing.assert_allclose(v, [1.0125, 0.9875])
     np.testing.assert_allclose(m.distance.arrays()[1], [2.5, 1.5])
     assert m.last_safety_event.name == 'safety_takeover' and m.last_event.name == 'back_inside'
+    assert '**Real time held:** yes' in m.summary_lines()      # a supervisor without health_judged
+    m.on_status(0.9, 'supervisor: run', {'realtime_held': 'True', 'health_judged': 'False'})
+    assert '**Real time held:** not judged yet' in m.summary_lines()
+    m.on_status(1.0, 'supervisor: run', {'realtime_held': 'True', 'health_judged': 'True'})
+    assert '**Real time held:** yes' in m.summary_lines()
     text = '\n'.join(m.summary_lines())
     assert 'RUNNING' in text and '0.9875' in text and 'safety_takeover' in text
     assert is_duplicate_planner_event('homed') and not is_duplicate_planner_event('returning_home')

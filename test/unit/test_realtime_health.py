@@ -113,6 +113,20 @@ def test_a_start_up_transient_is_no_verdict_only_a_sustained_share():
     assert levels[4] == WARN                      # 400 of 4400 over the 2 s since: 9 %
 
 
+def test_a_verdict_is_judged_only_once_a_window_spans_min_span():
+    """Before the samples cover min_span the verdict OK says nothing: ``judged`` stays False (a run
+    that ends, or stops for another reason, within its first window was never judged); a
+    clear() (the next bring-up) forgets it."""
+    j = HealthJudge(HealthConfig())
+    for k, cycles in enumerate([0, 200, 400]):          # statuses every 0.5 s: 1 s covered
+        j.observe('timebase', CYCLE, 0.5 * k, {'cycles': cycles, 'late': 0, 'skipped': 0})
+        assert j.assess(0.5 * k).level == OK and not j.judged
+    j.observe('timebase', CYCLE, 1.5, {'cycles': 600, 'late': 0, 'skipped': 0})
+    assert j.assess(1.5).level == OK and j.judged        # 1.5 s covered: OK now means held
+    j.clear()
+    assert not j.judged
+
+
 def test_classify_and_parse():
     assert classify('timebase: cycle', {}) == CYCLE
     assert classify('timebase: buffer', tb(1, 4)) == TIMEBASE

@@ -135,10 +135,14 @@ class HealthJudge:
         self.cfg = valid_config(config)
         self._windows: dict[tuple[str, str], deque] = {}
         self.resets = 0
+        # whether any window has yet spanned min_span: before that the verdict OK says nothing (a
+        # run that ended or stopped for another reason within its first window was never judged)
+        self.judged = False
 
     def clear(self) -> None:
         """Forget every sample (e.g. at the end of a bring-up: judge the run, not its start)."""
         self._windows.clear()
+        self.judged = False
 
     def observe(self, node: str, kind: str, now: float, values: dict[str, float]) -> None:
         keys = _KEYS[kind]
@@ -172,6 +176,7 @@ class HealthJudge:
     def assess(self, now: float) -> Assessment:
         found: list[Finding] = []
         for node, kind, d in self._deltas(now):
+            self.judged = True
             if kind == CYCLE:
                 found.append(self._fraction(node, 'late_cycles', d['late'] + d['skipped'],
                                             d['cycles'] + d['skipped'], '{pct} of {node} cycles late'))

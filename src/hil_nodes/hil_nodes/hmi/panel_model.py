@@ -51,6 +51,7 @@ class PanelModel:
     run_time: float | None = None
     fault_reason: str = ''
     realtime_held: bool | None = None
+    health_judged: bool | None = None        # False until the judge's first full window
     health_level: str = ''
     health: str = ''
     lifecycle: str = ''
@@ -79,6 +80,8 @@ class PanelModel:
             self.fault_reason = values.get('fault_reason', self.fault_reason) or ''
             held = _bool(values.get('realtime_held'))
             self.realtime_held = held if held is not None else self.realtime_held
+            judged = _bool(values.get('health_judged'))
+            self.health_judged = judged if judged is not None else self.health_judged
             self.health_level = values.get('health_level', self.health_level)
             self.health = values.get('health', self.health) or ''
             self.lifecycle = values.get('lifecycle', self.lifecycle)
@@ -109,6 +112,8 @@ class PanelModel:
     def summary_lines(self) -> list[str]:
         """The panel's text, one fact a line (also what a test reads from the page)."""
         held = {True: 'yes', False: 'NO', None: '?'}[self.realtime_held]
+        if self.realtime_held and self.health_judged is False:
+            held = 'not judged yet'          # an OK before the first full health window says nothing
         rt = '?' if self.run_time is None else f'{self.run_time:.2f} s'
         factor = '?' if self.factor_value is None else f'{self.factor_value:.4f}'
         dist = '?' if self.distance_value is None else f'{self.distance_value:.2f}'

@@ -90,7 +90,7 @@ class HealthWatch:
     def status_values(self) -> dict:
         values = {'realtime_held': self.held, 'realtime_reason': self.reason,
                   'health_level': LEVEL_NAMES[self.current.level], 'health': self.current.reason,
-                  'health_warnings': self.warnings}
+                  'health_warnings': self.warnings, 'health_judged': self.judge.judged}
         for f in self.current.findings:
             values[f'health:{f.node}:{f.what}'] = f.value
         return values
