@@ -21,7 +21,7 @@ class _Client:
     (dict(realtime_held=False, health_judged=True, realtime_reason='real time not held: 11% of admittance cycles late'),
      'NO: real time not held: 11% of admittance cycles late'),
     (dict(realtime_held=True, health_judged=False, health_warnings=0),
-     'not judged (the run was shorter than one health window, health_min_span)'),
+     'not judged (the run ended or stopped within its first health window, health_min_span)'),
     (dict(realtime_held=True, health_warnings=0), 'yes'),      # a supervisor without the key: as before
     ({}, 'unknown (no health report)'),
 ])

@@ -18,7 +18,7 @@ def realtime_held(client: RunClient) -> str:
     if held == 'True':
         if client.value('supervisor', 'health_judged') == 'False':
             # the run ended (or stopped for another reason) within its first health window
-            return 'not judged (the run was shorter than one health window, health_min_span)'
+            return 'not judged (the run ended or stopped within its first health window, health_min_span)'
         warnings = client.value('supervisor', 'health_warnings', '0')
         return 'yes' if warnings in ('0', '') else f'yes, with {warnings} warning(s)'
     return f"NO: {client.value('supervisor', 'realtime_reason') or 'see the supervisor status'}"
