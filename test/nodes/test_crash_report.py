@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -38,7 +39,9 @@ def test_a_node_process_that_segfaults_prints_every_threads_stack(module, domain
             proc.kill()
             proc.wait()
     assert 'Fatal Python error: Segmentation fault' in err
-    assert 'Current thread' in err and 'File "' in err, err
+    # the main thread's stack at least: 'Current thread 0x...' when the signal landed on it, else
+    # 'Thread 0x...' (a DDS thread took the signal: CI saw that once, the node still constructing)
+    assert re.search(r'(Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):\n  File "', err), err
 
 
 def test_the_hil_launcher_has_the_fault_handler_on(capsys):

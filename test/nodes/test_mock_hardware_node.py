@@ -287,4 +287,10 @@ def test_real_time_counts_late_commands_only_when_a_moving_stream_runs_out(ros):
     assert rig.node.late_commands == 0
     rig.pub.publish(trajectory(0, [np.full(6, 0.004 + 0.0001 * (i + 1)) for i in range(4)], [np.full(6, 0.01)] * 4,
                                times=[0.01, 0.02, 0.03, 0.04]))
-    ros.spin_until(lambda: rig.node.late_commands >= 20, 20, 'late commands after a stream that ended moving')
+    try:
+        ros.spin_until(lambda: rig.node.late_commands >= 20, 20, 'late commands after a stream that ended moving')
+    except TimeoutError as exc:       # (CI saw it once under load, never here: say what the drives saw)
+        n = rig.node
+        raise AssertionError(f'{exc}: frames {n.frames}, late {n.late_commands}, stale {n.stale_commands}, '
+                             f'refused {n.refused} (last: {n.last_refusal!r}), joint states heard {len(rig.js)}, '
+                             f'last position {rig.js[-1].position.tolist()}') from None
