@@ -33,7 +33,6 @@ import glob
 import json
 import os
 import pathlib
-import signal
 import subprocess
 import sys
 import tempfile
@@ -42,6 +41,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import _calibration  # noqa: E402
 import _realtime_bag as rb  # noqa: E402
 from hil_core.supervision.status_names import is_cycle_status, status_node  # noqa: E402
+from hil_nodes.runtime.process_exit import describe_exit  # noqa: E402
 
 SLOW_CORE = os.environ.get('HIL_BENCH_SLOW_CORE', '')
 QUICK = os.environ.get('HIL_BENCH_HEADROOM_QUICK') == '1'
@@ -68,22 +68,13 @@ def _hil(name: str, args: list[str], out: pathlib.Path | None,
                    '--quiet'])
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if res.returncode not in (0, 1):
-        _print(f'{name}.exit', _describe_exit(res.returncode).replace(' ', '_'))
+        _print(f'{name}.exit', describe_exit(res.returncode).replace(' ', '_'))
         path = pathlib.Path(tempfile.mkdtemp(prefix='hil_headroom_')) / f'{name}.txt'
         path.write_text(f'$ {" ".join(cmd)}\n--- stdout\n{res.stdout}\n--- stderr\n{res.stderr}')
         _print(f'{name}.output', path)   # with a crash, every thread's Python stack (runtime.crash_report)
     summary = dict(line.split(': ', 1) for line in res.stdout.splitlines() if ': ' in line)
     bags = sorted(glob.glob(str(out / '*' / ''))) if out is not None else []
     return res.returncode, summary, (bags[0] if bags else None)
-
-
-def _describe_exit(code: int) -> str:
-    if code >= 0:
-        return f'exited with code {code}'
-    try:
-        return f'killed by {signal.Signals(-code).name}'
-    except ValueError:
-        return f'killed by signal {-code}'
 
 
 def _report(bag: str) -> dict:
@@ -93,16 +84,20 @@ def _report(bag: str) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
+def _leading_number(summary: dict, key: str, unit: str = '') -> str:
+    """The number a summary value starts with (and ``unit``), or 'not_measured'."""
+    value = summary.get(key, '').split(' ')[0]
+    return f'{value}{unit}' if _float(value) == _float(value) else 'not_measured'
+
+
 def _cpu(summary: dict) -> str:
     """The summary's CPU-s per sim-s, or 'not_measured' (a run too short for two progress statuses)."""
-    value = summary.get('cpu_s_per_sim_s', '').split(' ')[0]
-    return value if _float(value) == _float(value) else 'not_measured'
+    return _leading_number(summary, 'cpu_s_per_sim_s')
 
 
 def _calibration_of(summary: dict) -> str:
     """The machine's speed as the run started (its summary's ``calibration``: python_loop_5M)."""
-    value = summary.get('calibration', '').split(' ')[0]
-    return f'{value}_s' if _float(value) == _float(value) else 'not_measured'
+    return _leading_number(summary, 'calibration', '_s')
 
 
 def _float(text, default=float('nan')) -> float:
