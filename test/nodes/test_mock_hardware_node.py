@@ -285,12 +285,29 @@ def test_real_time_counts_late_commands_only_when_a_moving_stream_runs_out(ros):
     frames = rig.node.frames
     ros.spin_until(lambda: rig.node.frames > frames + 40, 20, '40 frames of hold')
     assert rig.node.late_commands == 0
-    rig.pub.publish(trajectory(0, [np.full(6, 0.004 + 0.0001 * (i + 1)) for i in range(4)], [np.full(6, 0.01)] * 4,
-                               times=[0.01, 0.02, 0.03, 0.04]))
-    try:
-        ros.spin_until(lambda: rig.node.late_commands >= 20, 20, 'late commands after a stream that ended moving')
-    except TimeoutError as exc:       # (CI saw it once under load, never here: say what the drives saw)
-        n = rig.node
-        raise AssertionError(f'{exc}: frames {n.frames}, late {n.late_commands}, stale {n.stale_commands}, '
-                             f'refused {n.refused} (last: {n.last_refusal!r}), joint states heard {len(rig.js)}, '
-                             f'last position {rig.js[-1].position.tolist()}') from None
+    moving = lambda: trajectory(0, [np.full(6, 0.004 + 0.0001 * (i + 1)) for i in range(4)],  # noqa: E731
+                                [np.full(6, 0.01)] * 4, times=[0.01, 0.02, 0.03, 0.04])
+    _until_no_frame_is_skipped(ros, rig, moving, lambda: rig.node.late_commands >= 5,
+                               'late commands after a stream that ended moving')
+
+
+def _until_no_frame_is_skipped(ros, rig, command, done, what: str, attempts: int = 20) -> None:
+    """Publish ``command()`` and wait for ``done()``, again while the drives' own frames were
+    skipped meanwhile (a real-time overrun): a skip drops a trajectory that does not carry its
+    own stop, and holds (docs/mock_hardware.md), so neither the stream nor its late frames go
+    on. A test process starved for more than MAX_CATCHUP frames skips (beside three CPU hogs, a
+    few times a second; in CI beside the other worker): that is the overrun's path, not this
+    test's."""
+    n = rig.node
+    for _ in range(attempts):
+        overruns = n.overruns
+        rig.pub.publish(command())
+        try:
+            ros.spin_until(lambda: done() or n.overruns > overruns, 20, what)
+        except TimeoutError as exc:    # say what the drives saw
+            raise AssertionError(f'{exc}: frames {n.frames}, late {n.late_commands}, stale {n.stale_commands}, '
+                                 f'refused {n.refused} (last: {n.last_refusal!r}), overruns {n.overruns}, joint '
+                                 f'states heard {len(rig.js)}, last position {rig.js[-1].position.tolist()}') from None
+        if done():
+            return
+    raise AssertionError(f'{what}: the drives skipped frames in each of {attempts} attempts ({n.overruns} overruns)')
