@@ -1,5 +1,6 @@
 """hil_core.drives.servo.ServoAxes (numba kernels, hil_core.drives.servo_kernel) against its plain-numpy
-oracle ServoAxesNumpy, and the compiled sample_knots against sample_knots_numpy.
+oracle ServoAxesNumpy, and the compiled sample_knots and replan_knots against sample_knots_numpy and
+replan_knots_numpy.
 
 The two must agree to 1e-12 on every frame of seeded random command streams shaped like the
 mock drives': 4-point lockstep messages (points at 0.625..2.5 ms after the stamp) and 8-point
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 from hil_core.drives import servo_kernel
 from hil_core.maths import jit
 from hil_core.drives.joint_trajectory import sample_knots
-from hil_core.drives.joint_trajectory_legacy import sample_knots_numpy
+from hil_core.drives.joint_trajectory_legacy import replan_knots, replan_knots_numpy, sample_knots_numpy
 from hil_core.drives.servo import ServoAxes, ServoAxesNumpy, ServoConfig
 
 TOL = 1e-12
@@ -252,6 +253,47 @@ def test_sample_knots_matches_the_numpy_oracle():
     np.testing.assert_array_equal(got[0], want[0])
 
 
+def _assert_same_knots(got, want):
+    (gk, g_replanned), (wk, w_replanned) = got, want
+    assert g_replanned == w_replanned
+    for g, w in zip(gk, wk):
+        assert (g is None) == (w is None)
+        if g is not None:
+            np.testing.assert_allclose(g, w, rtol=0, atol=TOL)
+
+
+@settings(max_examples=200, deadline=None)
+@given(n_knots=st.integers(1, 9), n_points=st.integers(1, 8), knot_velocities=st.booleans(),
+       point_velocities=st.booleans(), measured=st.booleans(), start=st.floats(-0.01, 0.01),
+       now=st.floats(-0.005, 0.02), seed=st.integers(0, 2 ** 16))
+def test_replan_knots_matches_the_numpy_oracle(n_knots, n_points, knot_velocities, point_velocities, measured,
+                                               start, now, seed):
+    """The knots after a trajectory is taken in a frame: from the setpoint (sampled at, between
+    and past the current knots) or the measured state, the points before, at and after ``now``
+    (all dropped: the last one held, and ``replanned`` False)."""
+    rng = np.random.default_rng(seed)
+    knots = (np.cumsum(rng.uniform(1e-4, 3e-3, n_knots)), rng.normal(size=(n_knots, 6)),
+             rng.normal(size=(n_knots, 6)) if knot_velocities else None)
+    entry = (np.cumsum(rng.uniform(0.0, 3e-3, n_points)) + rng.uniform(0.0, 1e-3),
+             rng.normal(size=(n_points, 6)), rng.normal(size=(n_points, 6)) if point_velocities else None)
+    state = (rng.normal(size=6), rng.normal(size=6)) if measured else None
+    _assert_same_knots(replan_knots(knots, entry, start, now, state),
+                       replan_knots_numpy(knots, entry, start, now, state))
+
+
+def test_replan_knots_leaves_unusual_knots_to_the_oracle():
+    """Knots ``sample`` does not take (not increasing, a NaN time) and lists go the numpy way."""
+    entry = (np.array([0.001, 0.002]), np.ones((2, 6)), None)
+    for knot_t in (np.array([0.0, 0.0, 1.0]), np.array([0.0, np.nan, 1.0])):
+        knots = (knot_t, np.zeros((3, 6)), None)
+        with np.errstate(invalid='ignore', divide='ignore'):
+            got, want = replan_knots(knots, entry, 0.0, 0.0005), replan_knots_numpy(knots, entry, 0.0, 0.0005)
+        for g, w in zip(got[0], want[0]):
+            np.testing.assert_array_equal(g, w)
+    listed = ([0.0, 1.0], [[0.0] * 6, [1.0] * 6], None)
+    _assert_same_knots(replan_knots(listed, entry, 0.0, 0.0), replan_knots_numpy(listed, entry, 0.0, 0.0))
+
+
 @settings(max_examples=40, deadline=None)
 @given(bandwidth=st.floats(1.0, 60.0), damping=st.floats(0.1, 2.0), kvff=st.floats(0.0, 1.5),
        kaff=st.floats(0.0, 1.5), steps=st.integers(3, 12), a_max=st.floats(0.5, 100.0),
@@ -275,9 +317,9 @@ def test_no_frame_compiles():
     """The constructor compiled every entry point for its one signature and froze it: frames
     with other array layouts (views, Fortran order, read-only) use it without compiling."""
     fast, slow = pair()
-    kernels = (servo_kernel.follow, servo_kernel.hold, servo_kernel.run, servo_kernel.sample)
+    kernels = (servo_kernel.follow, servo_kernel.hold, servo_kernel.run, servo_kernel.sample, servo_kernel.replan)
     before = [len(k.signatures) for k in kernels]
-    assert before == [1, 1, 1, 1]
+    assert before == [1, 1, 1, 1, 1]
     knot_t = DT * np.arange(5)
     knot_p = np.asfortranarray(np.random.default_rng(1).normal(0, 0.01, (5, 6)))
     knot_v = np.broadcast_to(np.linspace(0, 0.1, 6), (5, 6))                  # read-only view
@@ -287,6 +329,8 @@ def test_no_frame_compiles():
         servo.run(knot_p[::-1], knot_v)
     assert_same(fast, slow)
     sample_knots(knot_t, knot_p[:, ::2], None, knot_t[::2])
+    replan_knots((knot_t, knot_p, knot_v), (knot_t[1:], knot_p[1:], None), 0.0, DT)
+    replan_knots((knot_t, knot_p, None), (knot_t[1:], knot_p[1:], knot_v[1:]), 0.0, DT, (knot_p[0], knot_v[0]))
     assert [len(k.signatures) for k in kernels] == before
 
 

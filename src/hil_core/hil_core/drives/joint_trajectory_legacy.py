@@ -152,6 +152,61 @@ def sample_knots(knot_t: np.ndarray, knot_p: np.ndarray, knot_v: np.ndarray | No
     return sample_knots_numpy(knot_t, knot_p, knot_v, t)
 
 
+def replan_knots(knots, entry, start: float, now: float, measured=None):
+    """The knots after an accepted trajectory ``entry`` = (times s, positions, velocities|None),
+    starting at ``start``, is made active at ``now``: the setpoint at ``now`` (from ``knots``, or
+    ``measured`` = (position, velocity) arrays, the robot's state, when the controller does not
+    interpolate from its desired state), then the trajectory's points after ``now``. Returns
+    (knots, True); when no point lies after ``now`` (the trajectory ends exactly now),
+    ((now, its last point, None), False): the last point is held.
+
+    One compiled call (``hil_core.drives.servo_kernel.replan``), the drives' command in every
+    real-time frame; :func:`replan_knots_numpy` is its oracle and takes the calls the kernel
+    does not (knots ``sample`` leaves to numpy, other shapes or types)."""
+    kernel = _kernel or _load_kernel()
+    knot_t, knot_p, knot_v = knots
+    times, pos, vel = entry
+    if (type(times) is np.ndarray and type(pos) is np.ndarray and type(knot_t) is np.ndarray
+            and type(knot_p) is np.ndarray and times.dtype is _F64 and pos.dtype is _F64 and knot_t.dtype is _F64
+            and knot_p.dtype is _F64 and knot_p.ndim == 2 and pos.ndim == 2 and times.ndim == 1 and knot_t.ndim == 1
+            and pos.shape == (times.size, knot_p.shape[1]) and knot_t.size == knot_p.shape[0] and knot_t.size >= 1
+            and (vel is None or (type(vel) is np.ndarray and vel.dtype is _F64 and vel.shape == pos.shape))
+            and (knot_v is None or (type(knot_v) is np.ndarray and knot_v.dtype is _F64
+                                    and knot_v.shape == knot_p.shape))):
+        rows = times.size + 1
+        out_t, out_p, out_v = np.empty(rows), np.empty((rows, pos.shape[1])), np.empty((rows, pos.shape[1]))
+        if measured is None:
+            sp_p = sp_v = knot_t
+        else:
+            sp_p, sp_v = (np.ascontiguousarray(x, dtype=float) for x in measured)
+        if sp_p.ndim == 1 and sp_v.ndim == 1 and (measured is None or sp_p.size == sp_v.size == pos.shape[1]):
+            n = kernel.replan(knot_t, knot_p, knot_p if knot_v is None else knot_v, knot_v is not None, sp_p, sp_v,
+                              measured is None, times, pos, pos if vel is None else vel, vel is not None,
+                              float(start), float(now), out_t, out_p, out_v)
+            if n > 0:
+                return (out_t[:n], out_p[:n], None if vel is None else out_v[:n]), True
+            if n == 0:
+                return (np.array([now]), pos[-1:], None), False
+    return replan_knots_numpy(knots, entry, start, now, measured)
+
+
+def replan_knots_numpy(knots, entry, start: float, now: float, measured=None):
+    """:func:`replan_knots` in plain numpy (the oracle)."""
+    times, pos, vel = entry
+    if measured is None:
+        sp_p, sp_v = sample_knots_numpy(*knots, np.array([now]))
+    else:
+        sp_p, sp_v = (np.asarray(x, dtype=float)[None, :] for x in measured)
+    kt = start + times
+    keep = kt > now + 1e-12
+    kt, pos_kept = kt[keep], pos[keep]
+    vel = None if vel is None else vel[keep]
+    if kt.size == 0:                       # ends exactly now: hold its last point
+        return (np.array([now]), pos[-1:], None), False
+    knot_v = None if vel is None else np.vstack([sp_v, vel])
+    return (np.concatenate(((now,), kt)), np.vstack([sp_p, pos_kept]), knot_v), True
+
+
 _F64 = np.dtype(np.float64)
 _kernel = None
 

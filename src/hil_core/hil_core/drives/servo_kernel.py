@@ -6,6 +6,8 @@ math), so compiled and numpy results agree to rounding (test/unit/test_servo_com
 
 * ``sample``: the setpoint between knots (cubic Hermite with velocities, linear without,
   held outside the knot span with zero velocity);
+* ``replan``: the knots of a trajectory made active in a frame (``replan_knots``): the setpoint
+  at that moment, then the trajectory's points after it;
 * the servo step loop of ``ServoAxesNumpy._run_steps`` (limits always evaluated). The numpy
   class first tries the unconstrained closed loop as one matrix product; that is the same
   loop up to rounding, so there is no such fast path here: 20 scalar loop updates per axis
@@ -103,6 +105,44 @@ def sample(knot_t, knot_p, knot_v, has_v, t, out_p, out_v):
         for i in range(n):
             out_p[j, i], out_v[j, i] = _value(knot_p, knot_v, has_v, b, i)
     return OK
+
+
+@njit_cached
+def replan(knot_t, knot_p, knot_v, has_v, sp_p, sp_v, sample_sp, times, pos, vel, has_new_v, start, now,
+           out_t, out_p, out_v):
+    """The knots of an accepted trajectory made active at ``now`` (``replan_knots``): the setpoint
+    at ``now`` (sampled from the current knots with ``sample_sp``, else ``sp_p``/``sp_v``: the
+    measured state), then the points at ``start + times`` later than ``now + 1e-12``, into
+    out_t (K + 1,), out_p, out_v (K + 1, n). Returns the rows written (at least 2), 0 when no
+    point is later (the caller holds the last one) or -1 when the current knots are UNUSUAL
+    for ``sample`` (the numpy oracle decides)."""
+    n = knot_p.shape[1]
+    if sample_sp:                               # ``sample`` at the one time ``now``
+        if knot_t.size < 2:
+            for i in range(n):
+                out_p[0, i] = knot_p[0, i]
+                out_v[0, i] = 0.0
+        else:
+            if not (_knots_usual(knot_t) and math.isfinite(now)):
+                return -1
+            b = _basis(knot_t, now)
+            for i in range(n):
+                out_p[0, i], out_v[0, i] = _value(knot_p, knot_v, has_v, b, i)
+    else:
+        for i in range(n):
+            out_p[0, i] = sp_p[i]
+            out_v[0, i] = sp_v[i]
+    out_t[0] = now
+    rows = 1
+    for k in range(times.size):
+        t = start + times[k]
+        if t > now + 1e-12:
+            out_t[rows] = t
+            for i in range(n):
+                out_p[rows, i] = pos[k, i]
+                out_v[rows, i] = vel[k, i] if has_new_v else 0.0
+            rows += 1
+    return rows if rows > 1 else 0
 
 
 @njit_cached
@@ -210,6 +250,8 @@ SIGNATURES = {
     follow: [_STATE + (types.float64, types.int64, _V1, _V2, _V2, types.boolean, _OUT)],
     hold: [_STATE + (types.int64, _V1, _OUT)],
     run: [_STATE + (_V2, _V2, _V2, types.boolean, _OUT)],
+    replan: [(_V1, _V2, _V2, types.boolean, _V1, _V1, types.boolean, _V1, _V2, _V2, types.boolean, types.float64,
+              types.float64, types.Array(types.float64, 1, 'C'), _OUT, _OUT)],
 }
 KERNELS = FrozenKernels(SIGNATURES)
 warm_up = KERNELS.warm_up

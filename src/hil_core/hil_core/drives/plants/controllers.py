@@ -45,7 +45,7 @@ import numpy as np
 
 from hil_core.drives.command_watchdog import braking_knots
 from hil_core.drives.joint_trajectory import JtcSettings, Trajectory, guard_trajectory, jtc_validate, to_controller_order
-from hil_core.drives.joint_trajectory_legacy import sample_knots
+from hil_core.drives.joint_trajectory_legacy import replan_knots, sample_knots
 from hil_core.drives.plants.description import HardwareInfo
 from hil_core.drives.plants.plain_trajectory import PlainAcceptance, PlainTrajectory, seconds
 
@@ -172,22 +172,13 @@ class TrajectoryFollower:
         """Make an accepted trajectory (starting at ``start``) the active one at frame ``now``;
         its first segment starts from the setpoint or, without interpolate_from_desired_state,
         from the measured state (``measured()``: the plant's states)."""
-        times, pos, vel = entry
-        if self.spec.interpolate_from_desired_state:
-            sp_p, sp_v = self.setpoint(now)
-        else:
+        state = None
+        if not self.spec.interpolate_from_desired_state:
             state = measured()
-            sp_p, sp_v = state['position'][None, :], state['velocity'][None, :]
-        kt = start + times
-        keep = kt > now + 1e-12
-        kt, pos_kept = kt[keep], pos[keep]
-        vel = None if vel is None else vel[keep]
-        if kt.size == 0:                       # ends exactly now: hold its last point
-            self.knots = (np.array([now]), pos[-1:], None)
-            return
-        knot_v = None if vel is None else np.vstack([sp_v, vel])
-        self.knots = (np.concatenate(((now,), kt)), np.vstack([sp_p, pos_kept]), knot_v)
-        self.braking = False
+            state = (state['position'], state['velocity'])
+        self.knots, replanned = replan_knots(self.knots, entry, start, now, state)   # (compiled)
+        if replanned:                          # (one that ends exactly now holds its last point)
+            self.braking = False
 
     def activate(self, now: float) -> None:
         """Keep the current setpoint, no jump (zero velocity feedforward): a JTC's hold position
