@@ -32,13 +32,13 @@ import numpy as np
 from hil_core.ft import signal_chain_kernel as _ck
 # the configuration, output record, reason codes and gravity wrench are shared with the oracle
 from hil_core.ft.signal_chain_numpy import (MINI45_RANGE, NONFINITE, OUT_OF_ORDER, REASONS, SATURATED, SPIKE,
-                                            STATUS, VALID, ChainConfig, ChainOutput, SignalChainNumpy,
-                                            block_arrays, configure_chain, gravity_wrench)
+                                            STATUS, VALID, ChainConfig, ChainOutput, Published, SignalChainNumpy,
+                                            block_arrays, configure_chain, gravity_wrench, published_numpy)
 from hil_core.maths.jit import timed_warm_up
 
 __all__ = ['MINI45_RANGE', 'NONFINITE', 'OUT_OF_ORDER', 'REASONS', 'SATURATED', 'SPIKE', 'STATUS', 'VALID',
-           'ChainConfig', 'ChainOutput', 'SignalChain', 'SignalChainNumpy', 'counts_to_si', 'gravity_wrench',
-           'rotate_wrench', 'warm_up']
+           'ChainConfig', 'ChainOutput', 'Published', 'SignalChain', 'SignalChainNumpy', 'counts_to_si',
+           'gravity_wrench', 'published', 'published_numpy', 'rotate_wrench', 'warm_up']
 
 
 def counts_to_si(counts, counts_per_force: float, counts_per_torque: float) -> np.ndarray:
@@ -55,6 +55,21 @@ def rotate_wrench(R, w) -> np.ndarray:
     w = np.asarray(w, dtype=float)
     R = np.asarray(R, dtype=float)
     return np.concatenate([w[..., :3] @ R.T, w[..., 3:] @ R.T], axis=-1)
+
+
+def published(out: ChainOutput, R, raw_all: bool, rotate: bool) -> Published:
+    """The rows of a block the F/T node publishes (:func:`published_numpy`, its oracle): one
+    compiled call (``published_kernel``) where the selection, the indexing and the rotation into
+    the base axes were eight numpy calls a frame. ``out`` as ``SignalChain.process`` returns it
+    (int64 stamps and reasons, float rows); ``R`` a (3, 3) float array."""
+    t = out.stamps
+    n = t.shape[0]
+    raw_t, pub_t = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    raw_out, pub_out = np.empty((n, 6)), np.empty((n, 6))
+    n_raw, n_pub, n_bad = _ck.published_kernel(t, out.reason, out.publish, out.raw, out.filtered, bool(raw_all),
+                                               bool(rotate), np.ascontiguousarray(R, dtype=float), raw_t, raw_out,
+                                               pub_t, pub_out)
+    return Published(raw_t[:n_raw].tolist(), raw_out[:n_raw], pub_t[:n_pub].tolist(), pub_out[:n_pub], n_bad)
 
 
 class SignalChain:
@@ -145,6 +160,8 @@ def _run_kernel_once(chain) -> None:
                            chain._fcfg, chain._icfg, f.sos, f.zi.copy(), f._zi_unit, chain.bias,
                            chain._bias_buf.copy(), chain._ist.copy(), chain._fst.copy(), chain._counts.copy(),
                            np.empty(1, np.int64), np.empty((1, 6)), np.empty((1, 6)), np.empty(1, np.bool_))
+    out = ChainOutput(stamps=t, reason=np.zeros(1, np.int64), raw=x, filtered=x, publish=np.ones(1, np.bool_))
+    published(out, np.eye(3), False, True)      # the publication kernel too (the F/T node's every frame)
 
 
 def warm_up() -> float:

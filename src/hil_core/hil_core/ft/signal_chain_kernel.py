@@ -157,3 +157,37 @@ def process_kernel(t, x, flagged, has_flags, grav_mode, R, g_rows, fcfg, icfg, s
             else:
                 ist[COUNT] += 1
                 publish[i] = (ist[COUNT] % decimate_every) == 0
+
+
+@njit(cache=True)
+def _put_row(x, k, rotate, R, out, n):
+    """out[n] = x[k], in the base axes with ``rotate`` ([R f, R t], as ``rotate_wrench``)."""
+    if rotate:
+        for i in range(3):
+            out[n, i] = x[k, 0] * R[i, 0] + x[k, 1] * R[i, 1] + x[k, 2] * R[i, 2]
+            out[n, 3 + i] = x[k, 3] * R[i, 0] + x[k, 4] * R[i, 1] + x[k, 5] * R[i, 2]
+    else:
+        for i in range(6):
+            out[n, i] = x[k, i]
+
+
+@njit(cache=True)
+def published_kernel(t, reason, publish, raw, filtered, raw_all, rotate, R, raw_t, raw_out, pub_t, pub_out):
+    """What a block publishes (``signal_chain.published``): the raw rows of valid samples (all
+    of them with ``raw_all``, else those on the publish grid) and the filtered rows on the grid,
+    in the base axes with ``rotate``, with their stamps, into the outputs (N rows each).
+    Returns (raw rows, published rows, rejected samples)."""
+    n_raw = n_pub = n_bad = 0
+    for k in range(t.shape[0]):
+        valid = reason[k] == VALID
+        if not valid:
+            n_bad += 1
+        if valid and (raw_all or publish[k]):
+            _put_row(raw, k, rotate, R, raw_out, n_raw)
+            raw_t[n_raw] = t[k]
+            n_raw += 1
+        if publish[k]:
+            _put_row(filtered, k, rotate, R, pub_out, n_pub)
+            pub_t[n_pub] = t[k]
+            n_pub += 1
+    return n_raw, n_pub, n_bad

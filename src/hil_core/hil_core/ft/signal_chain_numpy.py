@@ -78,6 +78,32 @@ class ChainOutput:
         return self.reason == VALID
 
 
+@dataclass(frozen=True)
+class Published:
+    """What a block of samples publishes: raw rows (stamps, (n, 6)), filtered rows on the publish
+    grid (stamps, (m, 6)), both in the output frame, and how many samples were rejected."""
+    raw_stamps: list
+    raw: np.ndarray
+    stamps: list
+    filtered: np.ndarray
+    rejected: int
+
+
+def published_numpy(out: ChainOutput, R, raw_all: bool, rotate: bool) -> Published:
+    """The rows of ``out`` that are published (``signal_chain.published``, the oracle): raw at
+    the valid samples (all with ``raw_all``, else those on the publish grid), filtered on the
+    grid, turned into the base axes by the sensor's orientation ``R`` with ``rotate``."""
+    valid = out.valid
+    raw_rows = np.flatnonzero(valid if raw_all else valid & out.publish)
+    rows = np.flatnonzero(out.publish)
+    raw, filtered = out.raw[raw_rows], out.filtered[rows]
+    if rotate:
+        R = np.asarray(R, dtype=float)
+        raw, filtered = (np.concatenate([w[:, :3] @ R.T, w[:, 3:] @ R.T], axis=-1) for w in (raw, filtered))
+    return Published(out.stamps[raw_rows].tolist(), raw, out.stamps[rows].tolist(), filtered,
+                     int(np.count_nonzero(~valid)))
+
+
 def block_arrays(stamps_ns, x_si) -> tuple[np.ndarray, np.ndarray]:
     """A block's (N,) int64 stamps and (N, 6) float samples (one sample may come as (6,)), or
     ValueError naming both shapes."""

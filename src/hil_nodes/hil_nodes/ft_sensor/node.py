@@ -36,7 +36,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from std_srvs.srv import Trigger
 
 from hil_core.ft.joystick import JoystickLoad
-from hil_core.ft.signal_chain import REASONS, VALID, SignalChain, rotate_wrench
+from hil_core.ft.signal_chain import REASONS, VALID, SignalChain, published, rotate_wrench
 from hil_core.maths.rotations import quat_to_matrix
 from hil_nodes import topics
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
@@ -214,20 +214,16 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
         """One batch of samples through the chain; publish what falls on the publish grid."""
         out = self.chain.process(stamps_ns, wrench_si, R=self.R, flagged=flagged)
         self._rate_count += len(out.stamps)
-        raw_rows = np.flatnonzero(out.valid if self.p.publish_raw_all else out.valid & out.publish)
-        rows = np.flatnonzero(out.publish)
-        raw, filtered = out.raw[raw_rows], out.filtered[rows]     # only what is published (1 of 4)
-        if self.p.output_frame == 'base':
-            raw, filtered = rotate_wrench(self.R, raw), rotate_wrench(self.R, filtered)
-        stamps = out.stamps.tolist()
-        for k, i in enumerate(raw_rows.tolist()):
-            self._raw_port.send((stamps[i], raw[k]))
-        for k, i in enumerate(rows.tolist()):
-            self._port.send((stamps[i], filtered[k]))
+        # only what is published (1 of 4), in the output frame: one compiled call
+        pub = published(out, self.R, self.p.publish_raw_all, self.p.output_frame == 'base')
+        for k, stamp in enumerate(pub.raw_stamps):
+            self._raw_port.send((stamp, pub.raw[k]))
+        for k, stamp in enumerate(pub.stamps):
+            self._port.send((stamp, pub.filtered[k]))
             self.published += 1
             self.count_published(topics.FT_WRENCH)
-        bad = out.reason[out.reason != VALID]
-        if bad.size:
+        if pub.rejected:
+            bad = out.reason[out.reason != VALID]
             self.report_input_error(f'rejected F/T sample(s): {", ".join(sorted({REASONS[r] for r in bad}))}; '
                                     'holding the last valid value')
         stale = self.chain.is_stale(int(out.stamps[-1]))
