@@ -76,6 +76,29 @@ def test_a_new_trajectory_starts_from_the_setpoint_or_from_the_measured_state():
         assert p[0, 0] == start and p[1, 0] == p[2, 0] == pytest.approx(0.01)   # then held as given
 
 
+def test_a_stream_of_plain_commands_takes_the_compiled_replan_every_frame(monkeypatch):
+    """The drives' real-time stream (an 8-point plain trajectory a frame, accepted by the compiled
+    acceptance, whose arrays numba made) is made active by the compiled ``replan_knots``, never by
+    its numpy oracle: once it fell back to the oracle every frame (a dtype identity test),
+    slower than the code it replaced."""
+    from hil_core.drives import joint_trajectory_legacy as legacy
+    from hil_core.drives.plants.plain_trajectory import plain_from_trajectory
+
+    def oracle(*args):
+        raise AssertionError('replan_knots fell back to its numpy oracle')
+    monkeypatch.setattr(legacy, 'replan_knots_numpy', oracle)
+    for ifds in (True, False):
+        f = follower(interpolate_from_desired_state=ifds)
+        measured = {'position': np.zeros(6), 'velocity': np.zeros(6)}
+        for k in range(20):
+            now_ns = k * 4 * 625_000
+            plain = plain_from_trajectory(traj(stamp_ns=now_ns, pos=1e-4 * k, vel=0.01, times=range(1, 9)))
+            got = f.accept_plain(plain, now_ns)
+            assert got is not None and got.accepted
+            f.apply(got.entry, now_ns * 1e-9, now_ns * 1e-9, lambda: measured)
+            assert f.knots[0].size == 9 and not f.braking
+
+
 def test_hold_keeps_the_setpoint_and_brake_stops_within_the_deceleration():
     f = follower()
     t = np.arange(1, 41) * SUB

@@ -166,12 +166,14 @@ def replan_knots(knots, entry, start: float, now: float, measured=None):
     kernel = _kernel or _load_kernel()
     knot_t, knot_p, knot_v = knots
     times, pos, vel = entry
+    # (dtypes compared with ==: an array a numba kernel returned, as the drives' accepted commands
+    # are, has a float64 dtype object of its own, so an ``is`` test sent every frame the numpy way)
     if (type(times) is np.ndarray and type(pos) is np.ndarray and type(knot_t) is np.ndarray
-            and type(knot_p) is np.ndarray and times.dtype is _F64 and pos.dtype is _F64 and knot_t.dtype is _F64
-            and knot_p.dtype is _F64 and knot_p.ndim == 2 and pos.ndim == 2 and times.ndim == 1 and knot_t.ndim == 1
+            and type(knot_p) is np.ndarray and times.dtype == _F64 and pos.dtype == _F64 and knot_t.dtype == _F64
+            and knot_p.dtype == _F64 and knot_p.ndim == 2 and pos.ndim == 2 and times.ndim == 1 and knot_t.ndim == 1
             and pos.shape == (times.size, knot_p.shape[1]) and knot_t.size == knot_p.shape[0] and knot_t.size >= 1
-            and (vel is None or (type(vel) is np.ndarray and vel.dtype is _F64 and vel.shape == pos.shape))
-            and (knot_v is None or (type(knot_v) is np.ndarray and knot_v.dtype is _F64
+            and (vel is None or (type(vel) is np.ndarray and vel.dtype == _F64 and vel.shape == pos.shape))
+            and (knot_v is None or (type(knot_v) is np.ndarray and knot_v.dtype == _F64
                                     and knot_v.shape == knot_p.shape))):
         rows = times.size + 1
         out_t, out_p, out_v = np.empty(rows), np.empty((rows, pos.shape[1])), np.empty((rows, pos.shape[1]))
