@@ -126,8 +126,8 @@ class SimSource(_GridSource):
         self.sampler = GridSampler(self.profile, self.period_ns)
 
     def samples(self, stamps, t_rel):
-        keep = dropout_mask(stamps, self._origin, self.dropout)
-        stamps = stamps[keep]
+        if self.dropout[1] > self.dropout[0]:      # (no window: every sample, without a mask a frame)
+            stamps = stamps[dropout_mask(stamps, self._origin, self.dropout)]
         # grid indices of profile time: stamps and origin are multiples of the sample period
         return stamps, self.sampler.sample((stamps - self._origin) // self.period_ns)
 

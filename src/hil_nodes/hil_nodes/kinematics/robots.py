@@ -37,8 +37,9 @@ class _Hexaslide:
         # could differ from its twin by ~1e-14 m once the robot moved. A sample equal to the
         # last gives the last answer.
         q = np.asarray(q, dtype=float)
-        if self._last is not None and np.array_equal(q, self._last[0]):
-            return self._last[1]
+        last = self._last
+        if last is not None and q.shape == last[0].shape and (q == last[0]).all():   # (np.array_equal: 4 us more)
+            return last[1]
         res = self.fk_rt.solve(q)
         out = (res.pose, '') if res.converged else (None, f'{res.reason} (residual {res.residual:.3g} m)')
         self._last = (q.copy(), out)

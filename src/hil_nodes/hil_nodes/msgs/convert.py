@@ -155,7 +155,7 @@ def positions_by_name(got, position, names) -> np.ndarray:
     if (got is names or list(got) == list(names)) and len(set(got)) == len(got):
         # the usual message: the robot's joints in its order (read through the buffer at once)
         q = np.array(position, dtype=float)
-        if np.all(np.isfinite(q)):
+        if np.isfinite(q).all():                # (the method: np.all's wrapper cost 3-4 us a frame)
             return q
     got = list(got)
     index = {n: i for i, n in enumerate(got)}

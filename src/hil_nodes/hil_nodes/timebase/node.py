@@ -146,7 +146,11 @@ class TimebaseNode(HilLifecycleNode, name='timebase', task='buffer', params=para
         stamp_ns, pose = payload
         # a refused reference is counted, and told with the metrics at most once per the node's
         # warn_interval for its kind
-        if not np.all(np.isfinite(pose)) or np.linalg.norm(pose[3:]) < 1e-9:
+        # (the array methods and math.sqrt of the dot product: np.all and np.linalg.norm, the same
+        # test, cost 5-8 us a frame through their wrappers)
+        pose = np.asarray(pose)
+        rotation = pose[3:]
+        if not np.isfinite(pose).all() or math.sqrt(rotation.dot(rotation)) < 1e-9:
             self.counters['invalid'] += 1
             self.report_problem('invalid', WARN, f'refused a non-finite reference (stamp {stamp_ns * 1e-9:.6f} s)',
                                 interval=self.p.warn_interval, log=True, figures=self._metrics)
