@@ -198,11 +198,12 @@ class KinematicsNode(HilLifecycleNode, name='kinematics', task='pose estimate', 
         self.count_published(topics.KINEMATICS_TCP_POSE)
         self._tf.on_sample(stamp, pose, q)
         rate = self.p.marker_rate
-        # rviz markers only for a reader (20 marker objects: ~1 ms in a running graph, 30 times a second)
-        if (rate > 0 and self.robot.geom is not None and stamp * 1e-9 - self._last_marker >= 1.0 / rate
-                and reader_count(self.marker_pub)):
+        # rviz markers only for a reader (20 marker objects: ~1 ms in a running graph, 30 times a
+        # second); the readers are asked at the marker rate too, not every frame without one
+        if rate > 0 and self.robot.geom is not None and stamp * 1e-9 - self._last_marker >= 1.0 / rate:
             self._last_marker = stamp * 1e-9
-            self.marker_pub.publish(self._markers(convert.ns_to_stamp(stamp), pose, q))
+            if reader_count(self.marker_pub):
+                self.marker_pub.publish(self._markers(convert.ns_to_stamp(stamp), pose, q))
 
     # --- queries ---------------------------------------------------------------------------------------
     def _on_fk_query(self, msg: JointState) -> None:
