@@ -33,7 +33,8 @@ from hil_core.ft import signal_chain_kernel as _ck
 # the configuration, output record, reason codes and gravity wrench are shared with the oracle
 from hil_core.ft.signal_chain_numpy import (MINI45_RANGE, NONFINITE, OUT_OF_ORDER, REASONS, SATURATED, SPIKE,
                                             STATUS, VALID, ChainConfig, ChainOutput, Published, SignalChainNumpy,
-                                            block_arrays, configure_chain, gravity_wrench, published_numpy)
+                                            block_arrays, configure_chain, gravity_wrench, published_numpy,
+                                            rotate_wrench)
 from hil_core.maths.jit import timed_warm_up
 
 __all__ = ['MINI45_RANGE', 'NONFINITE', 'OUT_OF_ORDER', 'REASONS', 'SATURATED', 'SPIKE', 'STATUS', 'VALID',
@@ -48,13 +49,6 @@ def counts_to_si(counts, counts_per_force: float, counts_per_torque: float) -> n
         raise ValueError(f'a wrench has 6 components, got shape {c.shape}')
     scale = np.array([counts_per_force] * 3 + [counts_per_torque] * 3, dtype=float)
     return c / scale
-
-
-def rotate_wrench(R, w) -> np.ndarray:
-    """Express wrenches (..., 6) given in sensor axes in base axes: [R f, R t] (same point)."""
-    w = np.asarray(w, dtype=float)
-    R = np.asarray(R, dtype=float)
-    return np.concatenate([w[..., :3] @ R.T, w[..., 3:] @ R.T], axis=-1)
 
 
 def published(out: ChainOutput, R, raw_all: bool, rotate: bool) -> Published:

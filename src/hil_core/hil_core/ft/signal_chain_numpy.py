@@ -79,6 +79,13 @@ class ChainOutput:
         return self.reason == VALID
 
 
+def rotate_wrench(R, w) -> np.ndarray:
+    """Express wrenches (..., 6) given in sensor axes in base axes: [R f, R t] (same point)."""
+    w = np.asarray(w, dtype=float)
+    R = np.asarray(R, dtype=float)
+    return np.concatenate([w[..., :3] @ R.T, w[..., 3:] @ R.T], axis=-1)
+
+
 class Published(NamedTuple):
     """What a block of samples publishes: raw rows (stamps, (n, 6)), filtered rows on the publish
     grid (stamps, (m, 6)), both in the output frame, and how many samples were rejected. (A named
@@ -99,8 +106,7 @@ def published_numpy(out: ChainOutput, R, raw_all: bool, rotate: bool) -> Publish
     rows = np.flatnonzero(out.publish)
     raw, filtered = out.raw[raw_rows], out.filtered[rows]
     if rotate:
-        R = np.asarray(R, dtype=float)
-        raw, filtered = (np.concatenate([w[:, :3] @ R.T, w[:, 3:] @ R.T], axis=-1) for w in (raw, filtered))
+        raw, filtered = rotate_wrench(R, raw), rotate_wrench(R, filtered)
     return Published(out.stamps[raw_rows].tolist(), raw, out.stamps[rows].tolist(), filtered,
                      int(np.count_nonzero(~valid)))
 
