@@ -212,3 +212,33 @@ def test_a_pause_of_its_own_process_is_no_late_command_but_a_missing_one_still_i
     assert float(after_pause['longest_own_pause_s']) >= 0.9            # the 1 s the test stood still
     ros.spin_until(lambda: rig.fault() is not None, 10, 'the brake for the command that never came')
     assert 'no command for frame 0.0050 s within lockstep_timeout (0.3 s)' in rig.fault().message
+
+
+@pytest.mark.parametrize('supervisor', ['beating', 'silent'])
+def test_a_stop_for_a_missing_command_names_a_supervisor_silent_as_long(ros, supervisor):
+    """The fault matrix's SIGSTOP supervisor row: a stopped supervisor can freeze the processes
+    that publish to it (docs/fault_matrix.md), so the frame's command stops coming with it and
+    the drives' watchdog stops the run first. The stop then names the supervisor, silent more
+    than half the time the command was waited for; beating, it names only the command."""
+    from std_msgs.msg import Header
+    beat = ros.node.create_publisher(Header, topics.HIL_HEARTBEAT, 10)
+    beats = []
+    alive = [True]
+
+    def tick():
+        if alive[0]:
+            beat.publish(Header(frame_id='/supervisor'))
+            beats.append(beat.get_subscription_count())
+    ros.node.create_timer(0.05, tick)
+    rig = drives(ros, lockstep_timeout=0.3)
+    ros.spin_until(lambda: sum(1 for n in beats if n > 0) >= 4, 10, 'beats the drives have matched')
+    alive[0] = supervisor == 'beating'
+    rig.send(hold(0))                                   # the command of the next frame never comes
+    ros.spin_until(lambda: rig.fault() is not None, 10, 'the brake for the command that never came')
+    said = rig.fault().message
+    assert 'no command for frame 0.0025 s within lockstep_timeout (0.3 s)' in said
+    if supervisor == 'beating':
+        assert 'silent' not in said, said
+    else:
+        silence = float(said.split('node supervisor silent: no heartbeat for ')[1].split(' s')[0])
+        assert silence > 0.3, said                     # silent since before the wait began

@@ -142,3 +142,14 @@ def test_a_stop_on_the_knot_grid_gives_no_double_knot(v0, d):
     assert np.min(np.diff(times)) > 0.5 * 0.000625
     t = np.linspace(0.0, times[-1], 101)
     assert np.allclose(_hermite(times, pos, vel, t), braking_profile([0.0] * 6, [v0] * 6, d, t)[0], atol=1e-12)
+
+
+def test_the_supervisor_silence_is_told_only_when_watched_heard_and_longer():
+    w = CommandWatchdog(CFG)
+    assert w.supervisor_silence(5.0, 0.1) is None                      # never heard
+    w.supervisor_beat(1.0)
+    assert w.supervisor_silence(1.25, 0.25) is None                    # exactly as long: not longer
+    assert w.supervisor_silence(1.375, 0.25) == 0.375
+    off = CommandWatchdog(WatchdogConfig(0.05, 0.0, (5.0,)))
+    off.supervisor_beat(1.0)
+    assert off.supervisor_silence(9.0, 0.1) is None                    # not watched: not named

@@ -84,6 +84,16 @@ class CommandWatchdog:
         self.trips += 1
         return self.reason
 
+    def supervisor_silence(self, now: float, longer_than: float) -> float | None:
+        """How long the supervisor's heartbeat has been silent at ``now``, if the supervisor is
+        watched, has beaten once and has been silent longer than ``longer_than``; else None.
+        A stop for missing commands names it too: the command stream and the supervisor gone
+        quiet together point at one cause (a frozen peer or host), which the command alone hides."""
+        if self.cfg.supervisor_timeout <= 0 or self.last_supervisor is None:
+            return None
+        silence = float(now) - self.last_supervisor
+        return silence if silence > longer_than else None
+
     def trip(self, reason: str) -> str | None:
         """Brake for a reason the caller found (None if braking already)."""
         if self.braking:

@@ -227,7 +227,9 @@ class MockHardwareNode(CommandIntake, HilLifecycleNode, name='mock_hardware', ta
             self._late_since_status += 1
             reason = (f'no command for frame {self._rel(self.t_ns):.4f} s within lockstep_timeout '
                       f'({self.p.lockstep_timeout:g} s)')
-            if not (self.p.lockstep_late == 'brake' and self._watchdog_brake(self._watchdog.trip(reason))):
+            braked = self.p.lockstep_late == 'brake' and self._watchdog_brake(
+                self._watchdog.trip(reason, waited=self.p.lockstep_timeout))
+            if not braked:
                 self._hold()
             self._step()
 

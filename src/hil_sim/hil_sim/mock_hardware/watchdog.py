@@ -88,11 +88,31 @@ class HardwareWatchdog:
         (real time); lockstep judges a missing command by its frame and calls ``trip``."""
         if not self.enabled:
             return None
-        return self.core.check(time.monotonic(), commands=commands_watched)
+        now = time.monotonic()
+        reason = self.core.check(now, commands=commands_watched)
+        if reason is not None and reason.startswith('no valid command'):
+            reason = self._and_silent_supervisor(reason, now, self.core.cfg.command_timeout)
+        return reason
 
-    def trip(self, reason: str) -> str | None:
-        """Lockstep: the frame's command did not come. None if disabled or tripped already."""
-        return self.core.trip(reason) if self.enabled else None
+    def trip(self, reason: str, waited: float | None = None) -> str | None:
+        """Brake for ``reason`` the node found (lockstep: the frame's command did not come within
+        ``waited`` wall s). None if disabled or tripped already."""
+        if not self.enabled:
+            return None
+        if waited is not None:
+            reason = self._and_silent_supervisor(reason, time.monotonic(), waited)
+        return self.core.trip(reason)
+
+    def _and_silent_supervisor(self, reason: str, now: float, waited: float) -> str:
+        """``reason`` for missing commands, naming the supervisor too when its heartbeat has been
+        silent for more than half the time the commands were waited for (its last beat may come
+        a little after the last command): a stopped or frozen supervisor host can stall the chain
+        that commands the drives (a frozen shared-memory reader blocks its writers,
+        docs/fault_matrix.md), and the stop must then name it, not only its symptom."""
+        silence = self.core.supervisor_silence(now, 0.5 * waited)
+        if silence is None:
+            return reason
+        return f'{reason}; node {self._supervisor.lstrip("/")} silent: no heartbeat for {silence:.3f} s of wall time'
 
     def brake(self, reason: str, controller, now: float, setpoint_period: float, stamp) -> None:
         """The watchdog tripped for ``reason``: the controlled stop of ``controller`` from its
