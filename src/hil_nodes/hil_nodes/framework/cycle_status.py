@@ -5,8 +5,9 @@ turned into one DiagnosticStatus's level, message and key/values (docs/superviso
 Keys: ``cycles``, ``skipped``, ``late``, ``overruns``, ``deadline_misses``, ``cpu_s`` are totals
 over the node's monitors; ``exec_p50_us``, ``exec_p99_us``, ``exec_max_us``, ``cpu_p50_us``,
 ``period_mean_us``, ``period_std_us``, ``period_max_us``, ``latency_p50_ms``,
-``latency_p99_ms``, ``budget_us`` describe the node's first (main) monitor, and the same with a
-``<monitor>.`` prefix describe any further one; ``published.<topic>`` counts messages (the topic
+``latency_p99_ms``, ``budget_us`` (and with ``HIL_KERNEL_TIMES=1`` ``kernel_cpu_p50_us`` and
+``glue_cpu_p50_us``: hil_nodes.runtime.kernel_times) describe the node's first (main) monitor,
+and the same with a ``<monitor>.`` prefix describe any further one; ``published.<topic>`` counts messages (the topic
 by its name at the root, ``topics.at_root``, as bags and accounting key it, in any namespace).
 
 A monitor is a ``CycleMonitor``: ``hil_core.supervision.timing.CycleHealth`` that is also the one
@@ -19,7 +20,8 @@ Not re-entrant (one cycle of a monitor at a time): no callback re-enters its nod
 """
 from __future__ import annotations
 
-from hil_core.supervision.timing import CycleHealth
+from hil_core.supervision.timing import CycleHealth, percentile
+from hil_nodes.runtime import kernel_times
 from hil_nodes.topics import at_root
 
 TOTALS = ('cycles', 'skipped', 'late', 'overruns', 'deadline_misses', 'cpu_s')
@@ -31,10 +33,16 @@ class InjectedFault(RuntimeError):
 
 
 class CycleMonitor(CycleHealth):
-    """A cycle-health accumulator that measures the cycle of a ``with`` block (module docstring)."""
+    """A cycle-health accumulator that measures the cycle of a ``with`` block (module docstring).
+    With ``HIL_KERNEL_TIMES=1`` (hil_nodes.runtime.kernel_times) it also splits each cycle's CPU
+    into the part inside compiled kernels and the rest, the glue: ``kernel_cpu_p50_us`` and
+    ``glue_cpu_p50_us`` in its figures."""
 
     _entry_stamp: int | None = None
     _t0 = 0.0
+    _k0 = 0.0
+    _split: tuple[list[float], list[float]] | None = None   # (kernel, glue) CPU rings, when timed
+    _split_n = 0
     raise_after = 0          # test only: the cycle that raises InjectedFault (0: none)
 
     def __call__(self, stamp_ns: int | None = None) -> 'CycleMonitor':
@@ -44,11 +52,35 @@ class CycleMonitor(CycleHealth):
 
     def __enter__(self) -> None:
         self._t0 = self.begin(self._entry_stamp)
+        if kernel_times.ENABLED:
+            self._k0 = kernel_times.spent()
         if self.raise_after and self.cycles + 1 >= self.raise_after:
             raise InjectedFault(f'injected in cycle {self.cycles + 1} (inject_exception_after)')
 
     def __exit__(self, *exc) -> None:
         self.end(self._t0)
+        if kernel_times.ENABLED:
+            self._record_split(kernel_times.spent() - self._k0)
+
+    def _record_split(self, kernel: float) -> None:
+        """The cycle that just ended spent ``kernel`` CPU s in compiled kernels."""
+        size = self._mask + 1
+        if self._split is None:
+            self._split = ([0.0] * size, [0.0] * size)
+        cpu = self._cpu_ring[(self._i - 1) & self._mask]
+        j = self._split_n & self._mask
+        self._split[0][j] = kernel
+        self._split[1][j] = cpu - kernel
+        self._split_n += 1
+
+    def snapshot(self) -> dict[str, float]:
+        figures = super().snapshot()
+        if self._split is not None:
+            n = min(self._split_n, self._mask + 1)
+            kernel, glue = (sorted(ring[:n]) for ring in self._split)
+            figures['kernel_cpu_p50_us'] = percentile(kernel, 0.5) * 1e6
+            figures['glue_cpu_p50_us'] = percentile(glue, 0.5) * 1e6
+        return figures
 
 
 class CycleReport:

@@ -19,7 +19,7 @@ from rclpy.experimental import EventsExecutor
 from rclpy.node import Node
 
 from hil_nodes.framework import base
-from hil_nodes.runtime import caller_lookup, crash_report, kernel_loads
+from hil_nodes.runtime import caller_lookup, crash_report, kernel_loads, kernel_times
 from hil_nodes.runtime import participant_ready
 from hil_nodes.runtime import rt_setup
 from hil_nodes.runtime.frame_loop import LOOP
@@ -126,6 +126,7 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
         print(f'rt: {line}', file=sys.stderr, flush=True)
     rt_setup.fine_timer_slack()            # before any thread exists: they all inherit it
     kernel_loads.install_from_env()       # HIL_KERNEL_LOADS: record kernel loads after activation
+    kernel_times.install_from_env()       # HIL_KERNEL_TIMES=1: kernel and glue CPU per cycle
     rclpy.init(args=sys.argv if args is None else args)
     participant_ready.announce()           # `hil run` joins with its client after this (the module says why)
     factories = list(factories)
