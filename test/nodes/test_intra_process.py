@@ -111,10 +111,9 @@ def test_raw_bytes_end_where_the_message_ends(ros, bus):
 
 
 def test_a_raw_subscription_comes_after_the_graph_with_the_publish_time(ros, bus):
-    """Real time: the recorder's deliveries wait until the graph's own are done (the chain
-    F/T -> time base must not wait behind serialization and writes); it gets the message's bytes
-    and, as its receipt time, the publish time."""
-    BUS.raw_after_graph = True
+    """On the wall clock: the recorder's deliveries wait until the graph's own are done (the
+    chain F/T -> time base must not wait behind serialization and writes); it gets the
+    message's bytes and, as its receipt time, the publish time."""
     p, s = bus(name='p'), bus(name='s')
     order, raw = [], []
 
@@ -135,35 +134,34 @@ def test_a_raw_subscription_comes_after_the_graph_with_the_publish_time(ros, bus
     assert order == ['graph', 'graph other', 'raw']
     assert raw[0][0] == serialize_message(msg) and before <= raw[0][1] <= after
     assert deserialize_message(raw[0][0], Header).frame_id == 'm7'
-    assert BUS.published_ns == 0                     # outside a raw delivery
+    assert BUS.published_ns is None                  # outside a raw delivery
 
 
 def test_on_simulated_time_the_publish_time_is_the_last_clock_published_before(ros, bus):
-    """Real time at another pace (--time-scale 2: simulated time, not lockstep): raw deliveries
-    come after the graph's own too, and their receipt time is the /clock published in the
-    process before the message, the recorder's clock had it come in publish order; before any
-    /clock, 0 (the recorder then reads its own clock)."""
+    """Simulated time (lockstep, or real time at another pace): raw deliveries come after the
+    graph's own too, and their receipt time is the /clock published in the process before the
+    message, the recorder's clock had it come in publish order; before any /clock, None (the
+    recorder then reads its own clock); a /clock of 0 is a time."""
     from builtin_interfaces.msg import Time
     from rosgraph_msgs.msg import Clock
-    BUS.raw_after_graph, BUS.sim_clock = True, True
+    BUS.sim_clock = True
     p, s = bus(name='p'), bus(name='s')
     got = []
     s.create_subscription(Header, '/raw', lambda d: got.append(BUS.published_ns), VOLATILE, raw=True)
     s.create_subscription(Clock, '/clock', lambda m: None, VOLATILE)
     pub, clock = p.create_publisher(Header, '/raw', VOLATILE), p.create_publisher(Clock, '/clock', VOLATILE)
     pub.publish(header(1))
-    for sec, nanosec in ((5, 2_500_000), (5, 5_000_000)):
+    for sec, nanosec in ((0, 0), (5, 2_500_000), (5, 5_000_000)):
         clock.publish(Clock(clock=Time(sec=sec, nanosec=nanosec)))
         pub.publish(header(2))
     BUS.drain()
-    assert got == [0, 5_002_500_000, 5_005_000_000]
+    assert got == [None, 0, 5_002_500_000, 5_005_000_000]
 
 
 def test_a_chain_that_feeds_itself_never_starves_the_recorder(ros, bus):
     """Lockstep in one process: drives -> ... -> drives never empties the graph's queue within a
     drain's budget; the raw deliveries queued during the drain still come at its end (they were
     left behind and the system runs recorded 323 of 2000 joint states)."""
-    BUS.raw_after_graph = True
     p, s = bus(name='p'), bus(name='s')
     raw = []
     pub = p.create_publisher(Header, '/loop', VOLATILE)
@@ -177,19 +175,34 @@ def test_a_chain_that_feeds_itself_never_starves_the_recorder(ros, bus):
     BUS.clear()
 
 
-def test_in_sim_time_a_raw_subscription_keeps_publish_order(ros, bus):
-    """Sim time (lockstep): the recorder stamps receipt with the node clock when it gets the
-    message; delivered at the end of a drain, the chain had moved sim time on by then and a
-    JTC check of the bag found 9197 of 12531 trajectories ending in the past."""
+def test_in_lockstep_a_frame_recorded_at_the_end_of_the_drain_keeps_each_messages_frame_time(ros, bus):
+    """Lockstep: the drives publish /clock, then the frame's joint state; the chain runs on to
+    the next frame within the same drain. The recorder gets the frame's messages at the drain's
+    end, in publish order, each with the time of the /clock published before it, not the clock
+    it reads then (a bag stamped that way once had 9197 of 12531 trajectories ending in the
+    past by a JTC's rule)."""
+    from builtin_interfaces.msg import Time
+    from rosgraph_msgs.msg import Clock
+    BUS.sim_clock = True
     p, s = bus(name='p'), bus(name='s')
-    order = []
-    s.create_subscription(Header, '/a', lambda d: order.append('raw a'), VOLATILE, raw=True)
-    s.create_subscription(Header, '/b', lambda m: order.append('graph b'), VOLATILE)
-    a, b = p.create_publisher(Header, '/a', VOLATILE), p.create_publisher(Header, '/b', VOLATILE)
-    a.publish(header(1))
-    b.publish(header(2))
+    order, got = [], []
+    clock = p.create_publisher(Clock, '/clock', VOLATILE)
+    state = p.create_publisher(Header, '/state', VOLATILE)
+
+    def next_frame(msg):
+        order.append(f'graph {msg.stamp.sec}')
+        if msg.stamp.sec < 2:                           # the chain closes the loop: the next frame
+            clock.publish(Clock(clock=Time(sec=msg.stamp.sec + 1)))
+            state.publish(header(msg.stamp.sec + 1))
+    s.create_subscription(Clock, '/clock', lambda m: None, VOLATILE)
+    s.create_subscription(Header, '/state', next_frame, VOLATILE)
+    s.create_subscription(Header, '/state', lambda d: (order.append('raw'), got.append(
+        (deserialize_message(d, Header).stamp.sec, BUS.published_ns))), VOLATILE, raw=True)
+    clock.publish(Clock(clock=Time(sec=0)))           # the first frame, at sim time 0
+    state.publish(header(0))
     BUS.drain()
-    assert order == ['raw a', 'graph b']
+    assert order == ['graph 0', 'graph 1', 'graph 2', 'raw', 'raw', 'raw']
+    assert got == [(0, 0), (1, 1_000_000_000), (2, 2_000_000_000)]
 
 
 def test_a_late_transient_local_subscription_gets_the_latched_message_a_volatile_one_does_not(ros, bus):

@@ -172,8 +172,10 @@ class RecorderNode(HilLifecycleNode, name='recorder', task='bag', params=params.
             return
         # receipt time on the node clock (``now_ns``): a drained message's DDS receipt time; in
         # one process the publish time (the intra-process bus delivers to the recorder after the
-        # graph's own subscribers in real time; ``published_ns`` is 0 otherwise)
-        self._record(topic, data, received_ns or BUS.published_ns or self.now_ns())
+        # graph's own subscribers; ``published_ns`` is None when it has none: no /clock yet).
+        # Sim time 0 is a time: a lockstep run's first frame is stamped 0.
+        published = BUS.published_ns
+        self._record(topic, data, received_ns or (published if published is not None else self.now_ns()))
 
     def _record(self, topic: str, data: bytes, now: int) -> None:
         tally = self.tallies[topic]

@@ -134,9 +134,8 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
     PROCESS_CLOCKS.enable(BUS.enabled)     # one simulated clock for the process's nodes
     try:
         nodes = [make() for make in factories]
-        # real time, on the wall clock or at another pace: the recorder's deliveries wait for the
-        # graph's own, with their publish time; lockstep keeps publish order (intra_process)
-        BUS.raw_after_graph = not any(_param(n, 'lockstep') for n in nodes)
+        # the recorder's deliveries wait for the graph's own, with their publish time: the last
+        # /clock published in the process on simulated time (intra_process)
         BUS.sim_clock = any(_param(n, 'use_sim_time') for n in nodes)
         # Everything built so far (numpy, scipy, numba, pinocchio, the nodes) lives as long as the
         # process: moved out of the garbage collector's generations, a full collection no longer
