@@ -97,6 +97,20 @@ class _Topic:
         self.targets: list[tuple[Callable | None, Callable]] = []
 
 
+class _Unwritten:
+    """A chain port's payload whose CDR bytes the recorder gets: written at its delivery, after
+    the graph's own (module docstring), not in the sending stage's frame."""
+
+    __slots__ = ('port', 'payload')
+
+    def __init__(self, port, payload):
+        self.port, self.payload = port, payload
+
+    def write(self) -> bytes:
+        data = self.port.encode(self.payload)
+        return data if data is not None else serialize_exact(self.port.message(self.payload))
+
+
 class IntraProcessBus:
     """Process-wide registry of the topics published and subscribed inside this process."""
 
@@ -191,7 +205,9 @@ class IntraProcessBus:
         """A chain port's ``payload`` to the topic's subscriptions in the process, queued as
         ``queue`` queues a message: a chain input gets the payload itself, a subscription without
         one the message (built once, only then), a raw one (the recorder) the CDR bytes, written
-        from the payload now (``port.encode``). Returns the message if one was built."""
+        from the payload when the recorder's turn comes (``port.encode``, after the graph's own
+        deliveries: the sending stage's frame does not pay for the recording). Returns the
+        message if one was built."""
         topic.last, topic.last_sent = None, (port, payload)
         msg = None
         q = self._queue
@@ -203,12 +219,10 @@ class IntraProcessBus:
                     msg = port.message(payload)
                 q.append((callback, msg))
         if topic.raw_callbacks:
-            data = port.encode(payload) if port.encode is not None else None
-            if data is None:
-                if msg is None:
-                    msg = port.message(payload)
-                data = msg
-            self._queue_raw(topic.raw_callbacks, data)
+            if port.encode is not None:           # written when the recorder's turn comes
+                self._queue_raw(topic.raw_callbacks, _Unwritten(port, payload))
+            else:
+                self._queue_raw(topic.raw_callbacks, msg if msg is not None else port.message(payload))
         return msg
 
     def _queue_raw(self, callbacks, msg) -> None:
@@ -241,8 +255,11 @@ class IntraProcessBus:
 
     def _deliver_raw(self, item) -> None:
         callbacks, msg, self.published_ns = item
-        # (the message is its subscribers' once published; a chain port's bytes are written already)
-        data = msg if isinstance(msg, bytes) else serialize_exact(msg)
+        # (the message, or a chain port's payload, is its subscribers' once published: unchanged since)
+        if type(msg) is _Unwritten:
+            data = msg.write()
+        else:
+            data = msg if isinstance(msg, bytes) else serialize_exact(msg)
         for cb in callbacks:
             try:
                 cb(data)
