@@ -70,6 +70,31 @@ def test_a_chained_input_gets_the_payload_a_plain_one_a_message_the_recorder_the
         assert deserialize_message(data, PoseStamped) == msg
 
 
+def test_the_recorders_bytes_are_written_after_the_graphs_deliveries_not_in_the_senders_frame(ros, bus):
+    """The recorder's bytes of a chain port are written when the recorder's turn comes, after
+    every delivery of the graph in the drain (the chain F/T -> drives does not wait behind
+    serialization), from the payload the stage sent, in publish order."""
+    p, a, r = bus(name='p'), bus(name='a'), bus(name='r')
+    order = []
+    a.create_subscription(PoseStamped, '/ref', lambda m: None, STREAM,
+                          chain_input=lambda payload: order.append(('stage', payload[0])))
+    r.create_subscription(PoseStamped, '/ref', lambda data: order.append(('recorder', len(data))), STREAM, raw=True)
+    inner = pose_port(p.create_publisher(PoseStamped, '/ref', STREAM), 'base')
+
+    def encode(payload):
+        order.append(('written', payload[0]))
+        return inner.encode(payload)
+    port = ChainPort(inner.publisher, inner.message, encode)
+    for payload in POSES:
+        port.send(payload)
+        assert not any(kind == 'written' for kind, _ in order)       # not in the sender's frame
+    BUS.drain()
+    stamps = [s for s, _ in POSES]
+    size = len(inner.encode(POSES[0]))
+    assert order == ([('stage', s) for s in stamps]
+                     + [e for s in stamps for e in (('written', s), ('recorder', size))])
+
+
 def test_dds_gets_a_message_only_for_a_reader_outside(ros, bus, monkeypatch):
     from hil_nodes.runtime import intra_publisher
     written, real = [], intra_publisher._dds_publish
