@@ -118,7 +118,7 @@ class IntraProcessBus:
         self.enabled = False
         self._topics: dict[str, _Topic] = {}
         self._queue: deque = deque()
-        self._raw_queue: deque = deque()     # (raw callbacks, message, publish wall time ns)
+        self._raw_queue: deque = deque()     # (raw callbacks, message or payload, publish time ns or None)
         self.published_ns: int | None = None # publish time of the raw delivery in progress (None: unknown)
         self.sim_clock = False               # simulated time: raw receipt times from /clock (module docstring)
         self.clock_ns: int | None = None     # the last /clock published in the process (sim_clock; None: none yet)

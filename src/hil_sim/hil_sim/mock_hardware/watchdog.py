@@ -91,7 +91,7 @@ class HardwareWatchdog:
         now = time.monotonic()
         reason = self.core.check(now, commands=commands_watched)
         if reason is not None and reason.startswith('no valid command'):
-            reason = self._and_silent_supervisor(reason, now, self.core.cfg.command_timeout)
+            reason = self.core.reason = self._and_silent_supervisor(reason, now, self.core.cfg.command_timeout)
         return reason
 
     def trip(self, reason: str, waited: float | None = None) -> str | None:
