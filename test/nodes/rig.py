@@ -18,7 +18,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from hil_core.data_paths import config_file
 from hil_core.drives.plants.controllers import JTC_TYPE
-from hil_core.supervision.status_names import status_node
+from hil_core.supervision.status_names import status_name, status_node
 from hil_nodes import qos, topics
 from hil_nodes.msgs.convert import ns_to_stamp, sec_to_duration, stamp_to_ns
 from hil_sim.mock_hardware.system_mock import system_mock
@@ -53,6 +53,13 @@ def statuses(diags, node: str | None = None, name: str | None = None, level: byt
 
 def values(status) -> dict:
     return {kv.key: kv.value for kv in status.values}
+
+
+def run_status(node: str, message: str, **values) -> DiagnosticArray:
+    """A ``<node>: run`` status as the node publishes it, with ``values`` as its key/values."""
+    from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
+    return DiagnosticArray(status=[DiagnosticStatus(name=status_name(node, 'run'), message=message, values=[
+        KeyValue(key=k, value=str(v)) for k, v in values.items()])])
 
 
 def latest_values(diags, name: str, key: str | None = None) -> dict:

@@ -3,7 +3,7 @@ DDS: the supervisor's latched mode says the part's nodes were activated even whe
 transition events went out before the part's subscription matched; the drives' counters are
 final once their deactivation status ("inactive") came in; the shutdown is heard from the
 nodes going down even when their activation was not."""
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from lifecycle_msgs.msg import State, TransitionEvent
 from std_msgs.msg import String
 
@@ -11,10 +11,7 @@ from hil_nodes import qos, topics
 from hil_nodes.cli.part_run import PartWatch
 from hil_nodes.cli.run_client import RunClient
 
-
-def _status(node: str, message: str, **values) -> DiagnosticArray:
-    return DiagnosticArray(status=[DiagnosticStatus(name=f'{node}: run', message=message, values=[
-        KeyValue(key=k, value=str(v)) for k, v in values.items()])])
+from rig import run_status
 
 
 def _spin_until(client: RunClient, predicate, timeout: float = 10.0) -> None:
@@ -55,12 +52,12 @@ def test_the_drives_counters_are_final_after_their_deactivation_status(ros):
     client = RunClient(ros.domain_id)
     try:
         _spin_until(client, lambda: pub.get_subscription_count() >= 1)
-        pub.publish(_status('mock_hexapod', 'running', frames=400, late_commands=0))
+        pub.publish(run_status('mock_hexapod', 'running', frames=400, late_commands=0))
         _spin_until(client, lambda: client.value('mock_hexapod', 'frames') == '400')
         assert 'mock_hexapod' not in client.deactivated
         # deactivation: the drives' last counters, then the base's "inactive" (hil_nodes.framework.base)
-        pub.publish(_status('mock_hexapod', 'inactive', frames=812, late_commands=1))
-        pub.publish(_status('mock_hexapod', 'inactive'))
+        pub.publish(run_status('mock_hexapod', 'inactive', frames=812, late_commands=1))
+        pub.publish(run_status('mock_hexapod', 'inactive'))
         client.wait_deactivated(['mock_hexapod'], timeout=10.0)
         assert client.deactivated == {'mock_hexapod'}
         assert (client.value('mock_hexapod', 'frames'), client.value('mock_hexapod', 'late_commands')) == ('812', '1')

@@ -1,16 +1,13 @@
 """`hil run`, after the shutdown answered, waits for the statuses its summary reads instead of a
 fixed time (hil_nodes.cli.run_cmd._wait_final_statuses): the supervisor's next status and every
 managed node's deactivation status; a node deactivated and activated again is not done."""
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 
 from hil_nodes import topics
 from hil_nodes.cli.run_client import RunClient
 from hil_nodes.cli.run_cmd import _wait_final_statuses
 
-
-def _status(node: str, message: str, **values) -> DiagnosticArray:
-    return DiagnosticArray(status=[DiagnosticStatus(name=f'{node}: run', message=message, values=[
-        KeyValue(key=k, value=str(v)) for k, v in values.items()])])
+from rig import run_status
 
 
 def _client(ros):
@@ -23,15 +20,15 @@ def _client(ros):
 def test_it_returns_once_the_supervisor_and_every_managed_node_said_their_last(ros):
     pub, client = _client(ros)
     try:
-        pub.publish(_status('supervisor', 'up', faults=0))
+        pub.publish(run_status('supervisor', 'up', faults=0))
         assert client.spin_until(lambda: client.diag_counts.get('supervisor') == 1, 10.0)
         before = client.diag_counts['supervisor']
-        pub.publish(_status('planner', 'inactive'))
-        pub.publish(_status('mock_hexapod', 'inactive', frames=812))
-        pub.publish(_status('mock_hexapod', 'inactive'))
+        pub.publish(run_status('planner', 'inactive'))
+        pub.publish(run_status('mock_hexapod', 'inactive', frames=812))
+        pub.publish(run_status('mock_hexapod', 'inactive'))
         # the supervisor's status after the shutdown is still missing: not done
         assert not _wait_final_statuses(client, ['mock_hexapod', 'planner'], before, timeout=0.5)
-        pub.publish(_status('supervisor', 'down', faults=0))
+        pub.publish(run_status('supervisor', 'down', faults=0))
         assert _wait_final_statuses(client, ['mock_hexapod', 'planner'], before, timeout=10.0)
         assert client.value('mock_hexapod', 'frames') == '812'
     finally:
@@ -41,14 +38,14 @@ def test_it_returns_once_the_supervisor_and_every_managed_node_said_their_last(r
 def test_a_node_activated_again_after_a_deactivation_is_not_deactivated(ros):
     pub, client = _client(ros)
     try:
-        pub.publish(_status('planner', 'inactive'))
+        pub.publish(run_status('planner', 'inactive'))
         assert client.spin_until(lambda: 'planner' in client.deactivated, 10.0)
-        pub.publish(_status('planner', 'active'))
-        pub.publish(_status('supervisor', 'down'))
+        pub.publish(run_status('planner', 'active'))
+        pub.publish(run_status('supervisor', 'down'))
         assert client.spin_until(lambda: 'supervisor' in client.diag_counts, 10.0)
         assert 'planner' not in client.deactivated
         assert not _wait_final_statuses(client, ['planner'], 0, timeout=0.5)
-        pub.publish(_status('planner', 'inactive'))
+        pub.publish(run_status('planner', 'inactive'))
         assert _wait_final_statuses(client, ['planner'], 0, timeout=10.0)
     finally:
         client.close()

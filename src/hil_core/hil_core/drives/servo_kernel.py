@@ -117,17 +117,11 @@ def replan(knot_t, knot_p, knot_v, has_v, sp_p, sp_v, sample_sp, times, pos, vel
     point is later (the caller holds the last one) or -1 when the current knots are UNUSUAL
     for ``sample`` (the numpy oracle decides)."""
     n = knot_p.shape[1]
-    if sample_sp:                               # ``sample`` at the one time ``now``
-        if knot_t.size < 2:
-            for i in range(n):
-                out_p[0, i] = knot_p[0, i]
-                out_v[0, i] = 0.0
-        else:
-            if not (_knots_usual(knot_t) and math.isfinite(now)):
-                return -1
-            b = _basis(knot_t, now)
-            for i in range(n):
-                out_p[0, i], out_v[0, i] = _value(knot_p, knot_v, has_v, b, i)
+    if sample_sp:                               # ``sample`` at the one time ``now``, into row 0
+        at = np.empty(1)
+        at[0] = now
+        if sample(knot_t, knot_p, knot_v, has_v, at, out_p[:1], out_v[:1]) != OK:
+            return -1
     else:
         for i in range(n):
             out_p[0, i] = sp_p[i]
