@@ -31,12 +31,18 @@ def spent() -> float:
     return getattr(_local, 'cpu', 0.0)
 
 
+def dispatcher_class():
+    """numba's ``Dispatcher``, the class whose calls are timed."""
+    from numba.core.dispatcher import Dispatcher
+    return Dispatcher
+
+
 def install() -> None:
     """Time every call into a numba kernel from now on (see the module docstring); idempotent."""
     global ENABLED
     if ENABLED:
         return
-    from numba.core.dispatcher import Dispatcher
+    Dispatcher = dispatcher_class()
     call = Dispatcher.__call__
 
     def timed_call(self, *args, **kwargs):

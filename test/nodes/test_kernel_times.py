@@ -3,12 +3,13 @@ hil_nodes.framework.cycle_status.CycleMonitor), on a clock the test moves: every
 numba kernel is made to take 3 ms of it, the Python around the calls 1.5 ms a cycle."""
 import numpy as np
 import pytest
-from numba.core.dispatcher import Dispatcher
 
 import hil_core.supervision.timing as timing
 from hil_core.maths.jit import njit_cached
 from hil_nodes.framework.cycle_status import CycleMonitor, CycleReport
 from hil_nodes.runtime import kernel_times
+
+Dispatcher = kernel_times.dispatcher_class()
 
 
 @njit_cached
