@@ -123,6 +123,20 @@ def test_bad_input_never_published_then_stale(ros):
     assert np.max(np.abs(wrench_to_array(feed.out[-1].wrench) - base)) < 1e-9
 
 
+def test_each_kind_of_input_error_is_told_however_often_another_comes(ros):
+    """A sensor flagging every sample (a status error) reports rejected samples every frame; the
+    packets it corrupts are another kind of input error, told within the same 0.2 s (with one
+    throttle for both, the first report after each interval won, and a wrong-length packet was
+    told in about one interval in twenty: CI waited 20 s for one once)."""
+    feed = Feed(ros).up()
+    feed.node.report_input_error('rejected F/T sample(s): status error; holding the last valid value',
+                                 kind='rejected samples')
+    feed.node.report_bad_packets(1)                                 # right after it
+    ros.spin_until(lambda: feed.errors('wrong length') and feed.errors('rejected'), timeout=10,
+                   what='both ERRORs')
+    assert feed.node.bad_packets == 1
+
+
 def test_bias_service(ros):
     feed = Feed(ros, bias_samples=20).up()
     offset = np.array([1.0, 2.0, -3.0, 0.1, 0.2, 0.3])

@@ -225,7 +225,7 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
         if pub.rejected:
             bad = out.reason[out.reason != VALID]
             self.report_input_error(f'rejected F/T sample(s): {", ".join(sorted({REASONS[r] for r in bad}))}; '
-                                    'holding the last valid value')
+                                    'holding the last valid value', kind='rejected samples')
         stale = self.chain.is_stale(int(out.stamps[-1]))
         if stale and not self._was_stale and self.chain.last_valid_stamp is not None:
             self.status(ERROR, f'no valid F/T data for more than stale_timeout = {self.p.stale_timeout} s: '
@@ -235,13 +235,17 @@ class FtSensorNode(HilLifecycleNode, name='ft_sensor', task='signal chain', para
     def _frame_id(self) -> str:
         return self.p.frame_id if self.p.output_frame == 'sensor' else self.p.base_frame_id
 
-    def report_input_error(self, message: str) -> None:
-        """An input fault (found here or by the source): a throttled ERROR with the figures."""
-        self.report_problem('input error', ERROR, message, interval=INPUT_ERROR_INTERVAL, figures=self._figures)
+    def report_input_error(self, message: str, kind: str = 'input error') -> None:
+        """An input fault (found here or by the source): an ERROR with the figures, at most once
+        per INPUT_ERROR_INTERVAL for its ``kind``. Bad packets and rejected samples are kinds of
+        their own: a sensor flagging every sample must not hide the packets it corrupts (with
+        one throttle, the first report after each interval won, and a wrong-length packet was
+        told in about one interval in twenty)."""
+        self.report_problem(kind, ERROR, message, interval=INPUT_ERROR_INTERVAL, figures=self._figures)
 
     def report_bad_packets(self, n: int) -> None:
         self.bad_packets += n
-        self.report_input_error(f'{n} RDT packet(s) of the wrong length (not 36 bytes) dropped')
+        self.report_input_error(f'{n} RDT packet(s) of the wrong length (not 36 bytes) dropped', kind='bad packets')
 
     def report_silent(self, silent_for: float) -> None:
         p = self.p
