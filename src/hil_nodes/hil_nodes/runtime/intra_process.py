@@ -256,10 +256,7 @@ class IntraProcessBus:
     def _deliver_raw(self, item) -> None:
         callbacks, msg, self.published_ns = item
         # (the message, or a chain port's payload, is its subscribers' once published: unchanged since)
-        if type(msg) is _Unwritten:
-            data = msg.write()
-        else:
-            data = msg if isinstance(msg, bytes) else serialize_exact(msg)
+        data = msg.write() if type(msg) is _Unwritten else serialize_exact(msg)
         for cb in callbacks:
             try:
                 cb(data)
