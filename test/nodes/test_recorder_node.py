@@ -129,6 +129,35 @@ def test_a_latched_state_heard_before_activation_is_where_the_recording_starts(r
                for line in accounting.summary_lines(list(rows.values())))
 
 
+def test_a_topic_that_only_a_subscriber_holds_is_recorded_once_a_publisher_comes(ros, tmp_path):
+    """joystick/wrench without an operator: the admittance's subscription puts the topic in the
+    graph, nobody publishes. The recorder does not subscribe to it (the graph check skips it:
+    no publisher, and without listing the whole graph: that ran every discovery_period in the
+    frame loop's thread for a topic that never came), and records it from the first message of a
+    publisher that comes later."""
+    from geometry_msgs.msg import WrenchStamped
+    bag = tmp_path / 'bag'
+    ros.node.create_subscription(WrenchStamped, '/joystick/wrench', lambda msg: None, 10)
+    rec = start(ros, RecorderNode, bag_path=str(bag), topics=['/joystick/wrench'], discovery_period=0.05)
+    ros.bring_up('recorder')
+    ros.spin_until(lambda: '/joystick/wrench' in dict(rec.get_topic_names_and_types()), 10, 'the topic in its graph')
+    listed = []                      # the whole graph listed: only once a wanted topic has a publisher
+    listing = rec.get_topic_names_and_types
+    rec.get_topic_names_and_types = lambda: listed.append(1) or listing()
+    rec._discover()
+    assert rec._subs == {} and rec.bag.counts() == {} and listed == []
+    pub = ros.node.create_publisher(WrenchStamped, '/joystick/wrench', 10)
+    ros.spin_until(lambda: pub.get_subscription_count() >= 2, 10, 'the recorder subscribed')
+    assert listed
+    sent = [WrenchStamped() for _ in range(3)]
+    for i, msg in enumerate(sent):
+        msg.wrench.force.x = float(i + 1)
+        pub.publish(msg)
+    ros.spin_until(lambda: rec.bag.counts().get('/joystick/wrench', 0) == len(sent), 10, 'every push written')
+    assert ros.change_state('recorder', 'deactivate') and ros.change_state('recorder', 'cleanup')
+    assert [m.wrench.force.x for _, _, m in read_messages(bag, ['/joystick/wrench'])] == [1.0, 2.0, 3.0]
+
+
 def test_a_topic_with_latched_and_volatile_publishers_is_recorded_from_both(ros, tmp_path):
     """/hil/events in lockstep: the planner's and the drives' events latched, every node's
     stop-in-place fault volatile. The recorder asks for what all of them offer (rosbag2's rule):
