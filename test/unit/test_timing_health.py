@@ -3,6 +3,7 @@
 stamps or from the previous cycle), statistics against numpy, the ring's bound, the injected
 delay; the seed-000 rate constants are unchanged."""
 import math
+from array import array
 
 import numpy as np
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hil_core.supervision.timing as timing
-from hil_core.supervision.timing import CycleHealth, percentile
+from hil_core.supervision.timing import CycleHealth, percentile, ring, ring_percentiles
 
 
 class FakeClocks:
@@ -124,6 +125,20 @@ def test_statistics_match_numpy_and_the_ring_keeps_the_last_samples(clocks):
 def test_percentile_is_numpys_inverted_cdf(values, q):
     expected = np.percentile(values, q * 100.0, method='inverted_cdf')
     assert percentile(sorted(values), q) == pytest.approx(expected, abs=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6), min_size=0, max_size=300), st.integers(0, 300),
+       st.lists(st.floats(0.0, 1.0), min_size=1, max_size=3))
+def test_ring_percentiles_are_the_sorted_ones(values, n, qs):
+    """A report's percentiles by one partition of the ring's first ``n`` samples: exactly what
+    ``percentile`` gives on them sorted (NaN when there are none)."""
+    samples = ring(300)
+    samples[:len(values)] = array('d', values)
+    n = min(n, len(values))
+    got = ring_percentiles(samples, n, tuple(qs))
+    want = [percentile(sorted(values[:n]), q) for q in qs]
+    assert got == want or (n == 0 and all(math.isnan(v) for v in got))
 
 
 def test_injected_delay_is_cpu_work():

@@ -11,6 +11,9 @@ out. Per cycle it keeps execution time (``time.perf_counter``), the thread's CPU
 (``time.thread_time``), the period between begins and, for wall-clock stamps, the latency
 from the input stamp. Samples go to a bounded ring; percentiles are computed only when a
 report is asked for, so a cycle costs about a microsecond (no numpy, no allocation but floats).
+The rings are ``array('d')``: numpy reads one without a copy, and ``ring_percentiles`` takes a
+report's two order statistics by one partition (9 us for 1024 samples here) instead of a sort
+of the ring (51-58 us); a write costs ~22 ns more than into a list.
 
 A cycle is **late** when it overran or missed its deadline:
 
@@ -28,6 +31,9 @@ from __future__ import annotations
 
 import math
 import time
+from array import array
+
+import numpy as np
 
 HIGH_LEVEL_PERIOD = 0.0025      # s, one move / one lockstep frame
 SEGMENTATION_PERIOD = 0.00125   # s
@@ -46,12 +52,31 @@ def _positive(name: str, value: float) -> float:
     return value
 
 
+def _rank(n: int, q: float) -> int:
+    return min(n - 1, max(0, math.ceil(q * n) - 1))
+
+
 def percentile(sorted_values: list[float], q: float) -> float:
     """Nearest-rank percentile (numpy's 'inverted_cdf') of an ascending list; NaN if empty."""
     n = len(sorted_values)
     if n == 0:
         return math.nan
-    return sorted_values[min(n - 1, max(0, math.ceil(q * n) - 1))]
+    return sorted_values[_rank(n, q)]
+
+
+def ring(capacity: int) -> array:
+    """A ring of ``capacity`` float samples, zeros (the module docstring says why an array)."""
+    return array('d', bytes(8 * capacity))
+
+
+def ring_percentiles(samples: array, n: int, qs: tuple[float, ...]) -> list[float]:
+    """``percentile`` of the first ``n`` samples at each of ``qs``, without sorting them: the same
+    order statistics from one partition of a copy (NaN each if ``n`` is 0)."""
+    if n == 0:
+        return [math.nan] * len(qs)
+    ranks = [_rank(n, q) for q in qs]
+    part = np.partition(np.frombuffer(samples, dtype=np.float64, count=n), ranks)
+    return [float(part[k]) for k in ranks]
 
 
 class CycleHealth:
@@ -69,9 +94,9 @@ class CycleHealth:
         self.wall_stamps = bool(wall_stamps)
         self.inject_delay = float(inject_delay)
         self._mask = capacity - 1
-        self._exec = [0.0] * capacity
-        self._cpu_ring = [0.0] * capacity
-        self._lat = [0.0] * capacity
+        self._exec = ring(capacity)
+        self._cpu_ring = ring(capacity)
+        self._lat = ring(capacity)
         self._i = self._n = self._li = self._ln = 0
         self.cycles = self.skipped_cycles = self.overruns = self.deadline_misses = self.late = 0
         self.cpu_s = self.exec_max = self.cpu_max = 0.0
@@ -150,27 +175,24 @@ class CycleHealth:
             self.skipped_cycles += int(n)
 
     # --- reports (not on the hot path) ----------------------------------------------------
-    def _ring(self, ring: list[float], n: int) -> list[float]:
-        return sorted(ring[:n])
-
     def snapshot(self) -> dict[str, float]:
         """Figures for a status: counters since the start, percentiles over the last samples
         (up to ``capacity`` cycles), times in us (latency in ms)."""
-        ex = self._ring(self._exec, self._n)
-        cp = self._ring(self._cpu_ring, self._n)
-        lat = self._ring(self._lat, self._ln)
+        ex50, ex99 = ring_percentiles(self._exec, self._n, (0.5, 0.99))
+        (cp50,) = ring_percentiles(self._cpu_ring, self._n, (0.5,))
+        lat50, lat99 = ring_percentiles(self._lat, self._ln, (0.5, 0.99))
         k = self.intervals
         mean = self._isum / k if k else math.nan
         var = max(0.0, self._isq / k - mean * mean) if k else math.nan
         return {
             'cycles': self.cycles, 'skipped': self.skipped_cycles, 'late': self.late,
             'overruns': self.overruns, 'deadline_misses': self.deadline_misses,
-            'exec_p50_us': percentile(ex, 0.5) * 1e6, 'exec_p99_us': percentile(ex, 0.99) * 1e6,
+            'exec_p50_us': ex50 * 1e6, 'exec_p99_us': ex99 * 1e6,
             'exec_max_us': self.exec_max * 1e6 if self.cycles else math.nan,
-            'cpu_p50_us': percentile(cp, 0.5) * 1e6, 'cpu_max_us': self.cpu_max * 1e6 if self.cycles else math.nan,
+            'cpu_p50_us': cp50 * 1e6, 'cpu_max_us': self.cpu_max * 1e6 if self.cycles else math.nan,
             'cpu_s': self.cpu_s,
             'period_mean_us': mean * 1e6, 'period_std_us': math.sqrt(var) * 1e6,
             'period_max_us': self.interval_max * 1e6 if k else math.nan,
-            'latency_p50_ms': percentile(lat, 0.5) * 1e3, 'latency_p99_ms': percentile(lat, 0.99) * 1e3,
+            'latency_p50_ms': lat50 * 1e3, 'latency_p99_ms': lat99 * 1e3,
             'budget_us': self.budget * 1e6,
         }

@@ -20,7 +20,7 @@ Not re-entrant (one cycle of a monitor at a time): no callback re-enters its nod
 """
 from __future__ import annotations
 
-from hil_core.supervision.timing import CycleHealth, percentile
+from hil_core.supervision.timing import CycleHealth, ring, ring_percentiles
 from hil_nodes.runtime import kernel_times
 from hil_nodes.topics import at_root
 
@@ -41,7 +41,7 @@ class CycleMonitor(CycleHealth):
     _entry_stamp: int | None = None
     _t0 = 0.0
     _k0 = 0.0
-    _split: tuple[list[float], list[float]] | None = None   # (kernel, glue) CPU rings, when timed
+    _split: tuple | None = None   # (kernel, glue) CPU rings (timing.ring), when timed
     _split_n = 0
     raise_after = 0          # test only: the cycle that raises InjectedFault (0: none)
 
@@ -66,7 +66,7 @@ class CycleMonitor(CycleHealth):
         """The cycle that just ended spent ``kernel`` CPU s in compiled kernels."""
         size = self._mask + 1
         if self._split is None:
-            self._split = ([0.0] * size, [0.0] * size)
+            self._split = (ring(size), ring(size))
         cpu = self._cpu_ring[(self._i - 1) & self._mask]
         j = self._split_n & self._mask
         self._split[0][j] = kernel
@@ -77,9 +77,9 @@ class CycleMonitor(CycleHealth):
         figures = super().snapshot()
         if self._split is not None:
             n = min(self._split_n, self._mask + 1)
-            kernel, glue = (sorted(ring[:n]) for ring in self._split)
-            figures['kernel_cpu_p50_us'] = percentile(kernel, 0.5) * 1e6
-            figures['glue_cpu_p50_us'] = percentile(glue, 0.5) * 1e6
+            (kernel,), (glue,) = (ring_percentiles(samples, n, (0.5,)) for samples in self._split)
+            figures['kernel_cpu_p50_us'] = kernel * 1e6
+            figures['glue_cpu_p50_us'] = glue * 1e6
         return figures
 
 
