@@ -214,12 +214,14 @@ def test_a_pause_of_its_own_process_is_no_late_command_but_a_missing_one_still_i
     assert 'no command for frame 0.0050 s within lockstep_timeout (0.3 s)' in rig.fault().message
 
 
+@pytest.mark.parametrize('clock', ['lockstep', 'realtime'])
 @pytest.mark.parametrize('supervisor', ['beating', 'silent'])
-def test_a_stop_for_a_missing_command_names_a_supervisor_silent_as_long(ros, supervisor):
+def test_a_stop_for_a_missing_command_names_a_supervisor_silent_as_long(ros, supervisor, clock):
     """The fault matrix's SIGSTOP supervisor row: a stopped supervisor can freeze the processes
     that publish to it (docs/fault_matrix.md), so the frame's command stops coming with it and
     the drives' watchdog stops the run first. The stop then names the supervisor, silent more
-    than half the time the command was waited for; beating, it names only the command."""
+    than half the time the command was waited for; beating, it names only the command. Lockstep
+    waits lockstep_timeout for the frame's command; real time command_timeout for any."""
     from std_msgs.msg import Header
     beat = ros.node.create_publisher(Header, topics.HIL_HEARTBEAT, 10)
     beats = []
@@ -230,13 +232,18 @@ def test_a_stop_for_a_missing_command_names_a_supervisor_silent_as_long(ros, sup
             beat.publish(Header(frame_id='/supervisor'))
             beats.append(beat.get_subscription_count())
     ros.node.create_timer(0.05, tick)
-    rig = drives(ros, lockstep_timeout=0.3)
+    rig = (drives(ros, lockstep_timeout=0.3) if clock == 'lockstep'
+           else drives(ros, lockstep=False, time_scale=1.0, command_timeout=0.3))
     ros.spin_until(lambda: sum(1 for n in beats if n > 0) >= 4, 10, 'beats the drives have matched')
     alive[0] = supervisor == 'beating'
-    rig.send(hold(0))                                   # the command of the next frame never comes
+    if clock == 'lockstep':
+        rig.send(hold(0))                               # the command of the next frame never comes
+    else:
+        rig.pub.publish(hold(0))                        # one command (stamp 0: now), then none
     ros.spin_until(lambda: rig.fault() is not None, 10, 'the brake for the command that never came')
     said = rig.fault().message
-    assert 'no command for frame 0.0025 s within lockstep_timeout (0.3 s)' in said
+    assert ('no command for frame 0.0025 s within lockstep_timeout (0.3 s)' if clock == 'lockstep'
+            else '(command_timeout 0.3 s)') in said, said
     if supervisor == 'beating':
         assert 'silent' not in said, said
     else:

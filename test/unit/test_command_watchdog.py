@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hil_core.drives.command_watchdog import (CommandWatchdog, WatchdogConfig, braking_knots, braking_profile,
-                                       stop_time)
+from hil_core.drives.command_watchdog import (CALLER, COMMAND_TIMEOUT, SUPERVISOR_TIMEOUT, CommandWatchdog,
+                                              WatchdogConfig, braking_knots, braking_profile, stop_time)
 
 # command_timeout binary-exact, so that 'exactly at the timeout' is exact
 CFG = WatchdogConfig(command_timeout=0.0625, supervisor_timeout=0.5, deceleration=(5.0,) * 6)
@@ -28,11 +28,12 @@ def test_commands_stopping_trip_it_once_and_it_stays_tripped():
     assert w.check(1.0 + CFG.command_timeout) is None  # exactly at the timeout: not yet
     reason = w.check(1.07)
     assert reason == 'no valid command for 0.070 s (command_timeout 0.0625 s)' and w.braking
+    assert w.cause == COMMAND_TIMEOUT                  # what tripped it, kept apart from the text
     assert w.check(2.0) is None and w.trips == 1       # reported once
     w.command(2.0)                                     # a stream coming back is not followed
     assert w.braking and w.check(2.01) is None
     w.rearm()
-    assert not w.braking and w.check(10.0) is None     # nothing watched until the next command
+    assert not w.braking and w.cause == '' and w.check(10.0) is None   # nothing watched until the next command
 
 
 def test_supervisor_death_trips_it():
@@ -42,7 +43,7 @@ def test_supervisor_death_trips_it():
         w.command(t)
         assert w.check(t) is None
     w.command(0.51)
-    assert 'supervisor heartbeat lost for 0.510 s' in w.check(0.51)
+    assert 'supervisor heartbeat lost for 0.510 s' in w.check(0.51) and w.cause == SUPERVISOR_TIMEOUT
 
 
 def test_supervisor_watch_can_be_off():
@@ -131,8 +132,10 @@ def test_supervisor_only_check_and_a_trip_found_by_the_caller():
     w = CommandWatchdog(CFG)
     w.command(0.0)
     assert w.check(5.0, commands=False) is None            # commands judged by the caller (lockstep)
-    assert w.trip('no command for frame 0.0125 s within lockstep_timeout') and w.braking
-    assert w.trip('again') is None and w.trips == 1
+    # a reason that reads like the watchdog's own is still the caller's (the drives name the
+    # supervisor only after a command timeout of the watchdog's)
+    assert w.trip('no valid command for 0.2 s of sim time') and w.braking and w.cause == CALLER
+    assert w.trip('again') is None and w.trips == 1 and w.cause == CALLER
 
 
 @pytest.mark.parametrize('v0, d', [(0.1, 4.0), (0.05, 2.0), (0.3, 6.0), (0.000625 * 7, 1.0)])

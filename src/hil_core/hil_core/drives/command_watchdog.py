@@ -44,6 +44,11 @@ class WatchdogConfig:
         return None
 
 
+# what tripped the watchdog (``CommandWatchdog.cause``): the command timeout, the supervisor's
+# heartbeat timeout, or a reason the caller found (``trip``); '' while not braking
+COMMAND_TIMEOUT, SUPERVISOR_TIMEOUT, CALLER = 'command_timeout', 'supervisor_timeout', 'caller'
+
+
 class CommandWatchdog:
     """When to brake (see the module docstring)."""
 
@@ -52,6 +57,7 @@ class CommandWatchdog:
         self.last_command: float | None = None
         self.last_supervisor: float | None = None
         self.reason = ''
+        self.cause = ''
         self.trips = 0
 
     @property
@@ -75,10 +81,12 @@ class CommandWatchdog:
         if commands and self.last_command is not None and now - self.last_command > cfg.command_timeout:
             self.reason = (f'no valid command for {now - self.last_command:.3f} s '
                            f'(command_timeout {cfg.command_timeout:g} s)')
+            self.cause = COMMAND_TIMEOUT
         elif (cfg.supervisor_timeout > 0 and self.last_supervisor is not None
               and now - self.last_supervisor > cfg.supervisor_timeout):
             self.reason = (f'supervisor heartbeat lost for {now - self.last_supervisor:.3f} s '
                            f'(supervisor_timeout {cfg.supervisor_timeout:g} s)')
+            self.cause = SUPERVISOR_TIMEOUT
         else:
             return None
         self.trips += 1
@@ -99,12 +107,13 @@ class CommandWatchdog:
         if self.braking:
             return None
         self.reason = reason
+        self.cause = CALLER
         self.trips += 1
         return reason
 
     def rearm(self) -> None:
         """Start over (a new activation): nothing is watched until the next command/heartbeat."""
-        self.reason = ''
+        self.reason = self.cause = ''
         self.last_command = self.last_supervisor = None
 
 

@@ -19,7 +19,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.subscription import ContentFilterOptions
 from std_msgs.msg import Header
 
-from hil_core.drives.command_watchdog import CommandWatchdog, WatchdogConfig
+from hil_core.drives.command_watchdog import COMMAND_TIMEOUT, CommandWatchdog, WatchdogConfig
 from hil_core.drives.plants.protocol import per_joint
 from hil_nodes import qos, topics
 from hil_nodes.framework.base import Param, ParameterError
@@ -90,7 +90,7 @@ class HardwareWatchdog:
             return None
         now = time.monotonic()
         reason = self.core.check(now, commands=commands_watched)
-        if reason is not None and reason.startswith('no valid command'):
+        if reason is not None and self.core.cause == COMMAND_TIMEOUT:
             reason = self.core.reason = self._and_silent_supervisor(reason, now, self.core.cfg.command_timeout)
         return reason
 
