@@ -68,3 +68,12 @@ def test_z_alignment_in_the_degenerate_directions():
     for d in ([0, 0, 1.0], [0, 0, -2.0], [1e-15, 0, 1.0]):
         z = Rotation.from_quat(tf.quat_from_z(d)).apply([0.0, 0.0, 1.0])
         np.testing.assert_allclose(z, np.asarray(d) / np.linalg.norm(d), atol=1e-12)
+
+
+def test_the_rows_at_once_are_the_one_at_a_time_bit_for_bit():
+    """``quats_from_z`` (the legs' frames in one pass) gives exactly ``quat_from_z`` of each row,
+    the degenerate directions included."""
+    rng = np.random.default_rng(5)
+    rows = np.vstack([rng.normal(size=(200, 3)), [[0, 0, 1.0], [0, 0, -2.0], [1e-15, 0, 1.0]]])
+    at_once = tf.quats_from_z(rows)
+    assert np.array_equal(at_once, np.array([tf.quat_from_z(d) for d in rows]))

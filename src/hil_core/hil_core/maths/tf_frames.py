@@ -122,11 +122,29 @@ def quat_from_z(direction) -> np.ndarray:
     return np.array([-dy / m, dx / m, 0.0, w / m])
 
 
+def quats_from_z(directions) -> np.ndarray:
+    """``quat_from_z`` of each row of ``directions`` (N, 3), the same arithmetic on columns: one
+    numpy pass instead of N calls (the kinematics node's six legs, at 50 Hz in its frame)."""
+    d = np.asarray(directions, dtype=float)
+    dx, dy, dz = d[:, 0], d[:, 1], d[:, 2]
+    n = np.sqrt(dx * dx + dy * dy + dz * dz)
+    dx, dy, dz = dx / n, dy / n, dz / n
+    w = 1.0 + dz
+    m = np.sqrt(dx * dx + dy * dy + w * w)
+    out = np.column_stack((-dy / m, dx / m, np.zeros_like(w), w / m))
+    out[w < 1e-12] = (1.0, 0.0, 0.0, 0.0)           # antiparallel: turn about x
+    return out
+
+
+_LEGS = tuple(f'leg_{i + 1}' for i in range(6))
+
+
 def hexapod_leg_frames(base: str, sliders: np.ndarray, joints: np.ndarray) -> list[Transform]:
     """``leg_1..6``: origin at the slider's joint centre, z towards the platform joint (the
     points of ``hil_core.hexaslide.chain_points``)."""
-    return [(base, f'leg_{i + 1}', np.asarray(s, float).copy(), quat_from_z(np.asarray(p) - np.asarray(s)))
-            for i, (s, p) in enumerate(zip(sliders, joints))]
+    sliders = np.array(sliders, dtype=float)          # (a copy: the rows belong to the frames)
+    quats = quats_from_z(np.asarray(joints, dtype=float) - sliders)
+    return [(base, _LEGS[i], sliders[i], quats[i]) for i in range(len(sliders))]
 
 
 def compose(a: Transform, b: Transform) -> Transform:
