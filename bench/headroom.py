@@ -24,7 +24,8 @@ with the reasons; at the end ``headroom.targets_met: k of n``. Runs (one process
 with real-time rights runs it (ros2_control_node's update thread asks for SCHED_FIFO the same
 way); the summary's ``rt`` line says what the processes got.
 ``HIL_BENCH_HEADROOM_QUICK=1``: one run of each, 10 s (a check of the bench, not of the targets).
-Each real-time run gives the calibration its `hil run` measured as it started (``<run>.calibration``).
+Each real-time run gives the calibration its `hil run` measured as it started (``<run>.calibration``)
+and as it stopped (``<run>.calibration_after``): the machine drifts within minutes.
 A run that could not run or crashed (exit 2, a signal) says how it ended (``<run>.exit``) and
 leaves its output in a file (``<run>.output``; after a crash, every thread's Python stack).
 Nothing is asserted: these are figures.
@@ -100,9 +101,10 @@ def _cpu(summary: dict) -> str:
     return _leading_number(summary, 'cpu_s_per_sim_s')
 
 
-def _calibration_of(summary: dict) -> str:
-    """The machine's speed as the run started (its summary's ``calibration``: python_loop_5M)."""
-    return _leading_number(summary, 'calibration', '_s')
+def _calibration_of(summary: dict, key: str = 'calibration') -> str:
+    """The machine's speed as the run started (its summary's ``calibration``: python_loop_5M), or
+    as it stopped (``calibration_after``)."""
+    return _leading_number(summary, key, '_s')
 
 
 def _float(text, default=float('nan')) -> float:
@@ -122,6 +124,7 @@ def hexafloat(name: str, args: list[str], duration: float, cpu_target: float | N
     _print(f'{name}.exit_code', rc)
     _print(f'{name}.outcome', s.get('outcome', '-').replace(' ', '_'))
     _print(f'{name}.calibration', _calibration_of(s))
+    _print(f'{name}.calibration_after', _calibration_of(s, 'calibration_after'))
     if rc != 0:
         missed.append(f'exit {rc}: {s.get("fault_reason", "")}')
     cpu = _float(s.get('cpu_s_per_sim_s'))
@@ -170,6 +173,7 @@ def other(name: str, system: str, args: list[str], duration: float) -> bool:
     _print(f'{name}.exit_code', rc)
     _print(f'{name}.outcome', s.get('outcome', '-').replace(' ', '_'))
     _print(f'{name}.calibration', _calibration_of(s))
+    _print(f'{name}.calibration_after', _calibration_of(s, 'calibration_after'))
     _print(f'{name}.cpu_s_per_sim_s', _cpu(s))
     if RT:
         _print(f'{name}.rt', s.get('rt', '-').replace(' ', '_'))

@@ -26,6 +26,8 @@ def test_the_seconds_of_the_loop_are_read_from_the_child():
     assert seconds is not None and math.isfinite(seconds) and seconds > 0
     line = calibration.summary_line(seconds)
     assert float(line.split(' s ')[0]) == round(seconds, 3) and 'python_loop_5M' in line
+    assert 'as the run started' in line
+    assert 'as the run stopped' in calibration.summary_line(seconds, 'stopped')   # calibration_after
 
 
 def test_a_child_that_fails_or_hangs_is_not_measured():

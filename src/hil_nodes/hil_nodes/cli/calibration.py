@@ -5,9 +5,12 @@ of the machine it was measured on (docs/realtime.md, "Measured").
 The number is the seconds of a pure-Python loop of 5 million ``s += i*i``, run as ``python -c``
 runs it (module-level names, a fresh interpreter): the nodes' cost is mostly interpreter work
 around compiled kernels. `hil bench` prints it (bench/_calibration.py, the median of three), and
-`hil run --realtime` measures it once in a child process while the graph's processes start (on
+`hil run --realtime` measures it in a child process while the graph's processes start (on
 the other core of a 2-core machine, so it costs the run no wall time) and prints it in its summary,
-next to the CPU figure and the verdict it explains.
+next to the CPU figure and the verdict it explains; and again while the graph stops
+(``calibration_after``): this machine has read 0.56 s as a run started and 1.35 s in the next
+minute, so one reading at the start can vouch for a speed the run did not get (docs/realtime.md,
+"Measured").
 """
 from __future__ import annotations
 
@@ -42,8 +45,8 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def summary_line(seconds: float | None) -> str:
-    """The summary's ``calibration`` value."""
+def summary_line(seconds: float | None, when: str = 'started') -> str:
+    """The summary's ``calibration`` value (``calibration_after``: ``when='stopped'``)."""
     if seconds is None:
         return 'not measured'
-    return f'{seconds:.3f} s (python_loop_5M, measured as the run started; docs/realtime.md "Measured")'
+    return f'{seconds:.3f} s (python_loop_5M, measured as the run {when}; docs/realtime.md "Measured")'

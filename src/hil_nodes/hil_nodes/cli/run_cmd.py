@@ -168,7 +168,7 @@ def run(args) -> int:
                   file=sys.stderr)
             return 2
     group = ProcessGroup(run_dir / 'logs', env)
-    client = meter = clock = speed = None
+    client = meter = clock = speed = speed_after = None
     wall0 = time.monotonic()
     outcome, run_fault, hmi_url, hmi_exit = 'error', '', '', {}
     try:  # from the first process on: whatever happens, every process is stopped below
@@ -196,6 +196,9 @@ def run(args) -> int:
         outcome, run_fault = _follow(client, group, args, meter, exits, _frame_period(specs, overrides), hmi_exit)
         if outcome == 'fault':   # the stop runs to its end before anything is deactivated
             wait_until_at_rest(client, args.lockstep)
+        # the machine's speed again, while the graph stops (the run's figures are taken): one
+        # reading at the start can vouch for a speed the run did not get (cli.calibration)
+        speed_after = calibration.start() if speed is not None else None
         # a dead supervisor has no status to wait for and no shutdown service to call: the
         # processes are stopped below either way
         alive = ['supervisor'] if exits.supervisor_alive else []
@@ -232,6 +235,9 @@ def run(args) -> int:
             summary['link_latency'] = link_latency(client, plan, clock)
         if speed is not None:
             summary['calibration'] = calibration.summary_line(calibration.result(speed, timeout=5.0))
+        if speed_after is not None:
+            summary['calibration_after'] = calibration.summary_line(calibration.result(speed_after, timeout=5.0),
+                                                                    'stopped')
         if client is not None:
             client.close()
         # our own participant mapped the ports of the nodes it talked to: a dead node's port is
