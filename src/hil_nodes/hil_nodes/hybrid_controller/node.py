@@ -50,6 +50,7 @@ from hil_core.supervision.modes import HilMode
 from hil_nodes import qos, topics
 from hil_nodes.msgs import convert
 from hil_nodes.runtime import servo_link
+from hil_nodes.runtime.chain_port import vector_port
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
 from hil_nodes.framework.mode_aware import JointFramePairing
 from hil_nodes.hybrid_controller import params
@@ -158,6 +159,10 @@ class HybridControllerNode(HilLifecycleNode, name='hybrid_controller', task='con
         self._limits = np.array(self._limit_list)
         self._eff_pub = self.create_lifecycle_publisher(Float64MultiArray, topics.HYBRID_EFFORT_COMMANDS,
                                                         qos.command(depth=50, lockstep=self.p.lockstep))
+        # a chain port: in one process the recorder's bytes are written from the efforts (zeroed
+        # padding: rclpy's serializer left the 4 bytes before the values as they were, so two
+        # runs' bags differed there), and no message is built for the bag
+        self._eff_port = vector_port(self._eff_pub)
         self._ref_pub = self.create_lifecycle_publisher(JointState, topics.HYBRID_REFERENCE, self.stream_qos())
         self._event_pub = self.create_lifecycle_publisher(DiagnosticArray, topics.HIL_EVENTS,
                                                           qos.command(depth=50, lockstep=self.p.lockstep))
@@ -210,7 +215,7 @@ class HybridControllerNode(HilLifecycleNode, name='hybrid_controller', task='con
             return
         out = self.control_cycle(t_ns, mode, q)
         if out is not None:
-            self._eff_pub.publish(Float64MultiArray(data=out[0].tolist()))
+            self._eff_port.send(out[0])
             self.publish_reference(out[1], msg.header.stamp)
 
     def publish_reference(self, ref, stamp) -> None:
