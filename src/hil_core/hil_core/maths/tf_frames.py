@@ -131,7 +131,8 @@ def quats_from_z(directions) -> np.ndarray:
     dx, dy, dz = dx / n, dy / n, dz / n
     w = 1.0 + dz
     m = np.sqrt(dx * dx + dy * dy + w * w)
-    out = np.column_stack((-dy / m, dx / m, np.zeros_like(w), w / m))
+    with np.errstate(invalid='ignore', divide='ignore'):     # (0/0 only in rows replaced below)
+        out = np.column_stack((-dy / m, dx / m, np.zeros_like(w), w / m))
     out[w < 1e-12] = (1.0, 0.0, 0.0, 0.0)           # antiparallel: turn about x
     return out
 
