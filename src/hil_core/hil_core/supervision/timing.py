@@ -53,15 +53,8 @@ def _positive(name: str, value: float) -> float:
 
 
 def _rank(n: int, q: float) -> int:
+    """The index of the nearest-rank percentile ``q`` (numpy's 'inverted_cdf') among ``n`` sorted values."""
     return min(n - 1, max(0, math.ceil(q * n) - 1))
-
-
-def percentile(sorted_values: list[float], q: float) -> float:
-    """Nearest-rank percentile (numpy's 'inverted_cdf') of an ascending list; NaN if empty."""
-    n = len(sorted_values)
-    if n == 0:
-        return math.nan
-    return sorted_values[_rank(n, q)]
 
 
 def ring(capacity: int) -> array:
@@ -70,8 +63,9 @@ def ring(capacity: int) -> array:
 
 
 def ring_percentiles(samples: array, n: int, qs: tuple[float, ...]) -> list[float]:
-    """``percentile`` of the first ``n`` samples at each of ``qs``, without sorting them: the same
-    order statistics from one partition of a copy (NaN each if ``n`` is 0)."""
+    """The nearest-rank percentiles (numpy's 'inverted_cdf') of the first ``n`` samples at each of
+    ``qs``, without sorting them: the order statistics from one partition of a copy (NaN each if
+    ``n`` is 0)."""
     if n == 0:
         return [math.nan] * len(qs)
     ranks = [_rank(n, q) for q in qs]
