@@ -7,6 +7,11 @@ deadline; a grid deadline lands on k * period + offset of the system clock; unde
 shared frame grid and the steady-clock check groups of real nodes make no rclpy timer and run
 their callbacks in the grid's order, a raising callback stopping its own node only; without the
 loop (a node spun by another executor) they are rclpy timers as before.
+
+Lazy deadlines (periodic checks with a slack): the loop's wait reaches the end of their slack,
+not their deadline, so a frame's wake-up that comes first runs them; they run after the frame
+callbacks, one a turn, the most overdue first; a node's plain ``create_timer`` on a clock that
+is not simulated time is one, with the slack its period allows, and ends with its node.
 """
 from __future__ import annotations
 
@@ -99,7 +104,10 @@ def test_under_the_loop_the_frame_grid_and_check_groups_make_no_rclpy_timer(ros,
     driven[0] += 20 * MS                                                     # every deadline due
     LOOP.run_due()
     assert calls.count('drives') == 1 and calls.index('drives') + 1 == calls.index('ft')   # grid order
-    assert calls.count('watch') == 1 and calls.count('paced') == 1
+    assert calls.count('paced') == 1 and calls.count('watch') == 0          # the check: after the frame
+    while LOOP.run_lazy():
+        pass
+    assert calls.count('watch') == 1
     drives.destroy_timer(paced)                                              # a node's release
     assert len(LOOP.timers) == deadlines + 2
     for n in nodes:
@@ -131,3 +139,72 @@ def test_without_the_loop_they_stay_rclpy_timers(ros, bus, monkeypatch):
     node.create_loop_timer(0.002, lambda: None)
     assert len(_rcl_timers(node)) == before + 1
     node.destroy_node()
+
+
+def test_slack_for_a_period():
+    assert frame_loop.slack_for(0.0025) == 0.0 and frame_loop.slack_for(0.0099) == 0.0   # frames
+    assert frame_loop.slack_for(0.02) == pytest.approx(0.0025)                            # an eighth
+    assert frame_loop.slack_for(0.5) == pytest.approx(0.005)                              # at most 5 ms
+
+
+def test_a_lazy_check_waits_for_a_frame_wake_up_and_runs_after_the_frame(clock):
+    loop, calls = FrameLoop(), []
+    loop.add(0.0025, lambda: calls.append('frame'), first_ns=clock[0] + 2 * MS)
+    loop.add(0.1, lambda: calls.append('check'), first_ns=clock[0] + MS, slack_s=0.005)
+    assert loop.wait_s(0.1) == pytest.approx(0.002)        # the frame's deadline, not the check's
+    clock[0] += MS                                         # the check's deadline: no wake-up for it
+    assert loop.run_due() == 0 and loop.run_lazy() == 1 and calls == ['check']   # (awake anyway: runs)
+    clock[0] += MS                                         # the frame
+    assert loop.run_due() == 1 and loop.run_lazy() == 0 and calls == ['check', 'frame']
+    clock[0] += 100 * MS                                   # the check due again (at +101 ms), a frame too
+    assert loop.run_due() == 1 and calls[-1] == 'frame'    # the frame first,
+    assert loop.run_lazy() == 1 and calls[-1] == 'check'   # then the check, in the same wake-up
+
+
+def test_lazy_checks_run_one_a_turn_the_most_overdue_first_and_wake_the_loop_at_the_end_of_their_slack(clock):
+    loop, calls = FrameLoop(), []
+    loop.add(0.5, lambda: calls.append('b'), first_ns=clock[0] + 3 * MS, slack_s=0.005)
+    loop.add(0.5, lambda: calls.append('a'), first_ns=clock[0] + 2 * MS, slack_s=0.005)
+    assert loop.wait_s(1.0) == pytest.approx(0.007)        # no frame: the first one's slack ends
+    clock[0] += 7 * MS
+    assert loop.run_due() == 0
+    assert loop.run_lazy() == 1 and calls == ['a']
+    assert loop.wait_s(1.0) == pytest.approx(0.001)        # b, due too, waits for a frame or its slack's end
+    clock[0] += MS
+    assert loop.run_lazy() == 1 and calls == ['a', 'b']
+    assert loop.run_lazy() == 0 and loop.wait_s(1.0) == pytest.approx(0.499)   # a's next one, plus its slack
+
+
+def test_a_slack_must_be_shorter_than_the_period():
+    with pytest.raises(ValueError, match='slack'):
+        FrameLoop().add(0.01, lambda: None, slack_s=0.01)
+
+
+def test_reset_starts_a_cancelled_loop_timer_again_one_period_from_now(clock):
+    loop, calls = FrameLoop(), []
+    timer = loop.add(0.05, lambda: calls.append(1), slack_s=0.005)
+    timer.cancel()
+    clock[0] += 60 * MS
+    assert loop.run_lazy() == 0 and not loop.timers
+    timer.reset()
+    assert not timer.is_canceled() and timer.next_ns == clock[0] + 50 * MS
+    clock[0] += 50 * MS
+    assert loop.run_lazy() == 1 and calls == [1]
+
+
+def test_a_nodes_plain_timer_under_the_loop_is_a_lazy_deadline_that_ends_with_the_node(ros, driven):
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    node = DummyManaged('checks', context=ros.context)
+    before, deadlines = len(_rcl_timers(node)), len(LOOP.timers)
+    steady = Clock(clock_type=ClockType.STEADY_TIME)
+    status = node.create_timer(0.5, lambda: None, clock=steady)
+    tick = node.create_timer(0.0025, lambda: None)                  # a fallback frame tick: no slack
+    assert len(_rcl_timers(node)) == before and len(LOOP.timers) == deadlines + 2
+    assert status.slack_ns == 5 * MS and tick.slack_ns == 0
+    node.create_timer(0.5, lambda info: None)                       # wants rclpy's TimerInfo
+    node.create_timer(0.5, lambda: None, callback_group=ReentrantCallbackGroup())
+    assert len(_rcl_timers(node)) == before + 2
+    node.destroy_timer(tick)
+    assert tick.is_canceled() and len(LOOP.timers) == deadlines + 1
+    node.destroy_node()
+    assert status.is_canceled() and LOOP.timers == []              # its own status and heartbeats too

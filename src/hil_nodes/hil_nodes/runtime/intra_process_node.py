@@ -3,8 +3,12 @@ node's publishers and subscriptions bus ones when the bus is enabled, and counts
 callbacks (``hil_nodes.runtime.served``)."""
 from __future__ import annotations
 
+import inspect
+
+from rclpy.clock import Clock, ClockType
 from rclpy.qos import QoSProfile
 
+from hil_nodes.runtime.frame_loop import LOOP, runs_on_loop, slack_for
 from hil_nodes.runtime.intra_process import BUS, NODE_DESTROYED, eligible, is_latched
 from hil_nodes.runtime.intra_publisher import IntraPublisher
 from hil_nodes.runtime.intra_subscription import IntraSubscription
@@ -68,7 +72,23 @@ class IntraProcessNode:
     # executor callbacks are counted (hil_nodes.runtime.served: the spin loop's idle-turn test), and
     # one that raises stops its node in place, not the process (served.counted, liveness.fail_in_place)
     def create_timer(self, timer_period_sec, callback, *args, **kwargs):
-        return super().create_timer(timer_period_sec, counted(callback, self), *args, **kwargs)
+        """rclpy's timer; in a process whose spin loop runs deadlines (``frame_loop``), a timer on
+        a clock that is not simulated time (a status, a watch, the frame gate's tick) is one of
+        them instead, lazy when its period allows (``frame_loop.slack_for``): it runs in a frame's
+        wake-up rather than waking the process itself. Callbacks that take rclpy's TimerInfo,
+        and timers with a callback group or autostart, stay rclpy timers."""
+        wrapped = counted(callback, self)
+        if not args and set(kwargs) <= {'clock'} and runs_on_loop(self, kwargs.get('clock')) and \
+                not inspect.signature(callback).parameters:
+            return self._own_loop_timer(timer_period_sec, wrapped, slack_for(timer_period_sec))
+        return super().create_timer(timer_period_sec, wrapped, *args, **kwargs)
+
+    def _own_loop_timer(self, period_s: float, wrapped, slack_s: float = 0.0):
+        timer = LOOP.add(period_s, wrapped, slack_s=slack_s)
+        # ended with the node, as rclpy ends a node's timers (those cancelled since: dropped)
+        mine = [t for t in self.__dict__.get('_loop_timers', ()) if not t.cancelled]
+        self.__dict__['_loop_timers'] = mine + [timer]
+        return timer
 
     def create_shared_timer(self, timer_period_sec, callback, clock=None):
         """A timer this node hosts for callbacks of other nodes too (a shared frame grid): counted,
@@ -78,12 +98,10 @@ class IntraProcessNode:
     def create_loop_timer(self, timer_period_sec, callback):
         """A periodic callback on the steady clock: a deadline of the process's spin loop when it
         runs them (runtime.frame_loop), else an rclpy timer; counted and stopped in place alike."""
-        from rclpy.clock import Clock, ClockType
-        from hil_nodes.runtime.frame_loop import LOOP
         steady = Clock(clock_type=ClockType.STEADY_TIME)
         if LOOP.driven:
-            return LOOP.add(timer_period_sec, counted(callback, self))
-        return self.create_timer(timer_period_sec, callback, clock=steady)
+            return self._own_loop_timer(timer_period_sec, counted(callback, self))
+        return super().create_timer(timer_period_sec, counted(callback, self), clock=steady)
 
     def create_group_timer(self, timer_period_sec, callback, clock=None):
         """A periodic check (heartbeat, status, watch): in the process's group for its period and
@@ -97,6 +115,8 @@ class IntraProcessNode:
     def destroy_node(self):
         for hook in NODE_DESTROYED:     # registries keyed by node (grid_timer's shared grids)
             hook(self)
+        for timer in self.__dict__.pop('_loop_timers', ()):     # as rclpy destroys a node's timers
+            timer.cancel()
         return super().destroy_node()
 
     def destroy_timer(self, timer) -> bool:

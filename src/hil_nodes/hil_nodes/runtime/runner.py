@@ -81,6 +81,11 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
             LOOP.run_due()
             if BUS.enabled:
                 BUS.drain()
+            # a periodic check whose slack allowed it to wait for this turn: after the frame's
+            # deliveries, not between its stages (frame_loop, "Lazy deadlines")
+            if LOOP.run_lazy() and BUS.enabled:
+                BUS.drain()
+            if BUS.enabled:
                 if time.monotonic() >= next_check:
                     next_check = time.monotonic() + FOREIGN_CHECK_PERIOD
                     _fall_back_for_outside_publishers(nodes[0])
@@ -131,6 +136,9 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
     participant_ready.announce()           # `hil run` joins with its client after this (the module says why)
     factories = list(factories)
     BUS.enable(intra_process_wanted(len(factories)))
+    # the nodes are spun by ``spin_nodes``: the periodic checks their constructors make are
+    # deadlines of its loop too (frame_loop), not rcl timers that wake the process on their own
+    LOOP.driven = True
     PROCESS_CLOCKS.enable(BUS.enabled)     # one simulated clock for the process's nodes
     try:
         nodes = [make() for make in factories]
@@ -155,6 +163,7 @@ def run(factories: Iterable[Callable[[], Node]], args: list[str] | None = None) 
         else:
             spin_nodes(nodes)
     finally:
+        LOOP.driven = False
         rclpy.try_shutdown()
     return 0
 

@@ -24,14 +24,15 @@ the clock (``process_clock``) runs it when a period has passed. An rcl timer on 
 makes the EventsExecutor register a jump callback on it, so every ``/clock`` tick queued a jump
 event for the executor and woke its clock manager's thread (800 times a second at twice the
 pace); with no timer left on that clock neither happens. A group on a steady or system clock is a
-deadline of the process's spin loop when it runs them (``frame_loop``), no rcl timer either. A node whose simulated time stops still
+lazy deadline of the process's spin loop when it runs them (``frame_loop``: it runs in a frame's
+wake-up, after the frame), no rcl timer either. A node whose simulated time stops still
 stops beating on it, which is what its simulated-time heartbeat is for.
 """
 from __future__ import annotations
 
 from rclpy.clock import ClockType
 
-from hil_nodes.runtime.frame_loop import LOOP, runs_on_loop
+from hil_nodes.runtime.frame_loop import LOOP, runs_on_loop, slack_for
 from hil_nodes.runtime.intra_process import BUS, NODE_DESTROYED
 from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
 
@@ -91,8 +92,8 @@ class TimerGroup:
             self.next_ns = PROCESS_CLOCKS.sim_ns + self.period_ns if PROCESS_CLOCKS.sim_ns else None
             PROCESS_CLOCKS.tickers.append(self._on_tick)
             return
-        if runs_on_loop(node, self.clock):            # a deadline of the process's spin loop
-            self.timer = LOOP.add(self.period_ns * 1e-9, self._fire)
+        if runs_on_loop(node, self.clock):            # a lazy deadline of the process's spin loop
+            self.timer = LOOP.add(self.period_ns * 1e-9, self._fire, slack_s=slack_for(self.period_ns * 1e-9))
             return
         # hosted by a member, not stopped with it when it stops in place (each entry is, in _fire)
         self.timer = node.create_shared_timer(self.period_ns * 1e-9, self._fire, clock=self.clock)
