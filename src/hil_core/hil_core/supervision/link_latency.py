@@ -9,15 +9,18 @@ drives: the sensor chain's computing, every DDS hop, and, with the drives on ano
 link. Across hosts the receipt is on the drives' clock and the stamp on the chain's: their
 measured offset (``clock_offset``) is taken off.
 
-``AgeHistogram`` keeps the ages of a whole run in fixed bins: one list index per setpoint, no
-allocation, constant memory; percentiles to half a bin. Pure Python: no ROS, no numpy.
+``AgeHistogram`` keeps the ages of a whole run in fixed bins: one index per setpoint, no
+allocation, constant memory; percentiles to half a bin. The bins are a numpy array: the
+percentiles' pass over its 20 001 bins (at every drives status, twice a second) took 0.52 ms
+alone and 1.2 ms in the running graph as a Python ``accumulate`` over a list, a stall of a whole
+frame at twice the pace; numpy's ``cumsum`` takes ~20 us. No ROS.
 """
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from dataclasses import dataclass
-from itertools import accumulate
+
+import numpy as np
 
 from hil_core.supervision.clock_offset import estimate
 
@@ -34,7 +37,7 @@ class AgeHistogram:
         if bin_ns <= 0 or high_ns <= low_ns:
             raise ValueError(f'need bin_ns > 0 and high_ns > low_ns (got {bin_ns}, {low_ns}, {high_ns})')
         self.bin_ns, self.low_ns = int(bin_ns), int(low_ns)
-        self.bins = [0] * ((high_ns - low_ns) // bin_ns + 1)
+        self.bins = np.zeros((high_ns - low_ns) // bin_ns + 1, dtype=np.int64)
         self._last = len(self.bins) - 1
         self.count = 0
 
@@ -50,11 +53,11 @@ class AgeHistogram:
             raise ValueError(f'percentiles {qs} outside 0-100')
         if not self.count:
             return tuple(None for _ in qs)
-        cumulative = list(accumulate(self.bins))
+        cumulative = np.cumsum(self.bins)
         out = []
         for q in qs:
             rank = max(1, math.ceil(self.count * q / 100.0))        # nearest rank, at least the first
-            i = bisect_left(cumulative, rank)
+            i = int(np.searchsorted(cumulative, rank, side='left'))   # the first bin that reaches it
             if i == 0:
                 edge = self.low_ns + self.bin_ns
             elif i == self._last:
