@@ -11,7 +11,9 @@ loop (a node spun by another executor) they are rclpy timers as before.
 Lazy deadlines (periodic checks with a slack): the loop's wait reaches the end of their slack,
 not their deadline, so a frame's wake-up that comes first runs them; they run after the frame
 callbacks, one a turn, the most overdue first; a node's plain ``create_timer`` on a clock that
-is not simulated time is one, with the slack its period allows, and ends with its node.
+is not simulated time is one, with the slack its period allows, and ends with its node. A
+check group on the loop runs its members one a turn (``later``), in join order, each once a
+period.
 """
 from __future__ import annotations
 
@@ -208,3 +210,38 @@ def test_a_nodes_plain_timer_under_the_loop_is_a_lazy_deadline_that_ends_with_th
     assert tick.is_canceled() and len(LOOP.timers) == deadlines + 1
     node.destroy_node()
     assert status.is_canceled() and LOOP.timers == []              # its own status and heartbeats too
+
+
+def test_later_calls_run_one_a_turn_after_any_due_check_and_bound_the_wait(clock):
+    loop, calls = FrameLoop(), []
+    loop.later(lambda: calls.append('x'))
+    loop.later(lambda: calls.append('y'))
+    assert loop.wait_s(1.0) == pytest.approx(frame_loop.MAX_SLACK_NS * 1e-9)   # at the latest then
+    assert loop.run_due() == 0 and loop.run_lazy() == 1 and calls == ['x']
+    assert loop.run_lazy() == 1 and calls == ['x', 'y'] and loop.run_lazy() == 0
+    assert loop.wait_s(1.0) == 1.0
+
+
+def test_a_check_group_on_the_loop_runs_its_members_one_a_turn_in_join_order(ros, driven):
+    nodes = [DummyManaged(n, context=ros.context) for n in ('a', 'b', 'c')]
+    calls = []
+    steady = Clock(clock_type=ClockType.STEADY_TIME)
+    for n in nodes:
+        n.create_group_timer(0.05, lambda n=n: calls.append(n.get_name()), clock=steady)
+    driven[0] += 60 * MS                                    # due (their own heartbeats are not)
+    turns = []
+    while LOOP.run_lazy():
+        turns.append(list(calls))
+    assert turns == [['a'], ['a', 'b'], ['a', 'b', 'c']]     # one member a turn
+    driven[0] += 50 * MS
+    while LOOP.run_lazy():
+        pass
+    assert calls == ['a', 'b', 'c'] * 2                     # each once a period
+    nodes[1].destroy_node()                                 # a member that leaves while queued
+    driven[0] += 50 * MS
+    assert LOOP.run_lazy() == 1 and calls[-1] == 'a'
+    while LOOP.run_lazy():
+        pass
+    assert calls[-2:] == ['a', 'c']
+    for n in (nodes[0], nodes[2]):
+        n.destroy_node()

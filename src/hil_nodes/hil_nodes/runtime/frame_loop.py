@@ -40,6 +40,7 @@ groups a second, each wake at its own phase. ``slack_for(period)`` gives the sla
 from __future__ import annotations
 
 import time
+from collections import deque
 
 _monotonic_ns = time.monotonic_ns
 LAZY_FROM_NS = 10_000_000          # periods below this are frames: no slack
@@ -99,6 +100,7 @@ class FrameLoop:
         self._next = None            # the earliest frame deadline (ns, monotonic), None: none
         self._next_lazy = None       # the earliest lazy deadline, without its slack
         self._wake = None            # when the loop must be awake: the earliest deadline plus slack
+        self._soon: deque = deque()  # (callback, run by ns): one-off lazy calls (``later``)
 
     def add(self, period_s: float, callback, first_ns: int | None = None, slack_s: float = 0.0) -> LoopTimer:
         """``callback()`` every ``period_s`` from ``first_ns`` (monotonic ns; default one period
@@ -120,8 +122,18 @@ class FrameLoop:
             self.timers.remove(timer)
             self._rearm()
 
+    def later(self, callback) -> None:
+        """``callback()`` once, in a coming turn of the loop (one lazy call a turn, after the
+        frame's deliveries), at the latest ``MAX_SLACK_NS`` from now: the rest of a check group
+        whose members run one a turn (``timer_group``)."""
+        self._soon.append((callback, _monotonic_ns() + MAX_SLACK_NS))
+        if self._wake is None or self._soon[0][1] < self._wake:
+            self._rearm()
+
     def _rearm(self) -> None:
         nxt = lazy = wake = None
+        if self._soon:
+            wake = self._soon[0][1]
         for t in self.timers:
             if t.slack_ns:
                 if lazy is None or t.next_ns < lazy:
@@ -162,14 +174,18 @@ class FrameLoop:
         return ran
 
     def run_lazy(self) -> int:
-        """Run the lazy check whose deadline came first, if one has (at most one a turn: the
-        spin loop calls this after the frame's deliveries); 1 if one ran, else 0."""
+        """Run the lazy check whose deadline came first, if one has, else the first ``later``
+        call (at most one a turn: the spin loop calls this after the frame's deliveries); 1 if
+        one ran, else 0."""
         lazy = self._next_lazy
-        if lazy is None:
-            return 0
         now = _monotonic_ns()
-        if now < lazy:
-            return 0
+        if lazy is None or now < lazy:
+            if not self._soon:
+                return 0
+            callback = self._soon.popleft()[0]
+            self._rearm()
+            callback()
+            return 1
         first = None
         for timer in self.timers:
             if timer.slack_ns and not timer.cancelled and timer.next_ns <= now and (

@@ -7,9 +7,9 @@ then the executor) and costs 45-63 us of CPU before the callback does anything h
 one-process Hexafloat graph nine nodes each beat on two clocks and published a cycle status, and
 the planner and the time base each watched for references at 100 Hz: about 560 events per
 simulated second besides the frames, a tenth of the container's CPU. Grouped, one event a period
-and clock runs all of them, in the order they joined. Only light checks: a group's callbacks run
-back to back, and nine cycle statuses built and published in one go (0.1-0.2 ms each) outlasted a
-frame at twice the pace and made frames late; statuses keep timers of their own.
+and clock runs all of them, in the order they joined. Only light checks: nine cycle statuses
+built and published in one go (0.1-0.2 ms each) outlasted a frame at twice the pace and made
+frames late; statuses keep timers of their own.
 
 A group is made per (clock, period) in a process whose intra-process bus is on (several nodes);
 a node alone in its process makes a plain timer. Clocks: every steady clock reads the same time,
@@ -27,8 +27,20 @@ pace); with no timer left on that clock neither happens. A group on a steady or 
 lazy deadline of the process's spin loop when it runs them (``frame_loop``: it runs in a frame's
 wake-up, after the frame), no rcl timer either. A node whose simulated time stops still
 stops beating on it, which is what its simulated-time heartbeat is for.
+
+**Members run one a turn.** On the loop a group's first member runs in its deadline's turn and
+each of the others in a coming turn (``LOOP.later``: one lazy call a turn, after that turn's
+frame); on simulated time one a ``/clock`` tick, after the tick's delivery (deterministic in
+lockstep: the n-th member runs n - 1 ticks after the deadline). Run back to back, the
+simulated-time groups of the Hexafloat graph at twice the pace took 1.0-1.9 ms in one go, longer
+than a frame of 1.25 ms (each callback timed in the running graph, calibration 0.68-0.89 s,
+2026-11-29); one member takes 0.1-0.2 ms. A member still waiting when its next period comes runs
+once. A group on an rcl timer (the loop not running: a node spun by a test's executor) runs
+them all at once.
 """
 from __future__ import annotations
+
+from collections import deque
 
 from rclpy.clock import ClockType
 
@@ -58,11 +70,12 @@ class TimerGroup:
         # on the process's simulated clock: run from its /clock ticks, no rcl timer (module doc)
         self.on_ticks = clock is PROCESS_CLOCKS.sim and clock is not None
         self.next_ns = None
+        self._pending: deque[GroupEntry] = deque()   # members still to run this period, one a turn
 
     def add(self, node, callback) -> GroupEntry:
         entry = GroupEntry(self, node, callback)
         self.entries.append(entry)
-        if self.timer is None:
+        if self.host is None:            # (a group on ticks has no timer: its host says it runs)
             self._start(node)
         return entry
 
@@ -93,12 +106,13 @@ class TimerGroup:
             PROCESS_CLOCKS.tickers.append(self._on_tick)
             return
         if runs_on_loop(node, self.clock):            # a lazy deadline of the process's spin loop
-            self.timer = LOOP.add(self.period_ns * 1e-9, self._fire, slack_s=slack_for(self.period_ns * 1e-9))
+            self.timer = LOOP.add(self.period_ns * 1e-9, self._fire_spread, slack_s=slack_for(self.period_ns * 1e-9))
             return
         # hosted by a member, not stopped with it when it stops in place (each entry is, in _fire)
         self.timer = node.create_shared_timer(self.period_ns * 1e-9, self._fire, clock=self.clock)
 
     def _stop(self) -> None:
+        self._pending.clear()
         if self.on_ticks:
             if self._on_tick in PROCESS_CLOCKS.tickers:
                 PROCESS_CLOCKS.tickers.remove(self._on_tick)
@@ -113,23 +127,46 @@ class TimerGroup:
             self.next_ns = now_ns + self.period_ns
         elif now_ns >= self.next_ns:
             self.next_ns += self.period_ns * ((now_ns - self.next_ns) // self.period_ns + 1)
-            BUS.defer(self._fire_deferred, None)       # after the tick's delivery, as a timer would
+            self._due()
+        if self._pending:                              # one member a tick, after the tick's delivery
+            BUS.defer(self._next_deferred, None)
 
-    def _fire_deferred(self, _) -> None:
-        self._fire()
+    def _due(self) -> None:
+        """Every member runs once this period (a member still waiting from the last one: once)."""
+        self._pending.extend(e for e in self.entries if e not in self._pending)
+
+    def _next_deferred(self, _) -> None:
+        self._run_next()
+
+    def _fire_spread(self) -> None:
+        """The loop's deadline came: the members run one a turn of the loop (module docstring)."""
+        self._due()
+        self._run_next()
+
+    def _run_next(self) -> None:
+        if self._pending:
+            self._run(self._pending.popleft())
+        if self._pending and not self.on_ticks:
+            LOOP.later(self._run_next)
 
     def _fire(self) -> None:
+        """An rcl timer's tick: every member at once."""
         for entry in tuple(self.entries):
-            node = entry.node
-            if getattr(node, 'failure', ''):
-                continue
-            try:
-                entry.callback()
-            except Exception as exc:        # that node stops, not the others in the group
-                fail = getattr(node, 'fail_in_place', None)
-                if fail is None:
-                    raise
-                fail(exc, f'its timer callback {getattr(entry.callback, "__qualname__", entry.callback)!r}')
+            self._run(entry)
+
+    def _run(self, entry: GroupEntry) -> None:
+        if entry.group is not self or entry not in self.entries:      # left since it was queued
+            return
+        node = entry.node
+        if getattr(node, 'failure', ''):
+            return
+        try:
+            entry.callback()
+        except Exception as exc:        # that node stops, not the others in the group
+            fail = getattr(node, 'fail_in_place', None)
+            if fail is None:
+                raise
+            fail(exc, f'its timer callback {getattr(entry.callback, "__qualname__", entry.callback)!r}')
 
 
 GROUPS: dict[tuple, TimerGroup] = {}
