@@ -163,16 +163,16 @@ def test_a_lazy_check_waits_for_a_frame_wake_up_and_runs_after_the_frame(clock):
     assert loop.run_lazy() == 1 and calls[-1] == 'check'   # then the check, in the same wake-up
 
 
-def test_lazy_checks_run_one_a_turn_the_most_overdue_first_and_wake_the_loop_at_the_end_of_their_slack(clock):
+def test_lazy_checks_run_one_a_turn_the_first_due_first_and_wake_the_loop_at_the_end_of_their_slack(clock):
     loop, calls = FrameLoop(), []
     loop.add(0.5, lambda: calls.append('b'), first_ns=clock[0] + 3 * MS, slack_s=0.005)
     loop.add(0.5, lambda: calls.append('a'), first_ns=clock[0] + 2 * MS, slack_s=0.005)
     assert loop.wait_s(1.0) == pytest.approx(0.007)        # no frame: the first one's slack ends
-    clock[0] += 7 * MS
+    clock[0] += 4 * MS                                     # both due, within their slack: one a turn
     assert loop.run_due() == 0
     assert loop.run_lazy() == 1 and calls == ['a']
-    assert loop.wait_s(1.0) == pytest.approx(0.001)        # b, due too, waits for a frame or its slack's end
-    clock[0] += MS
+    assert loop.wait_s(1.0) == pytest.approx(0.004)        # b waits for a frame or its slack's end
+    clock[0] += 4 * MS
     assert loop.run_lazy() == 1 and calls == ['a', 'b']
     assert loop.run_lazy() == 0 and loop.wait_s(1.0) == pytest.approx(0.499)   # a's next one, plus its slack
 
@@ -245,3 +245,21 @@ def test_a_check_group_on_the_loop_runs_its_members_one_a_turn_in_join_order(ros
     assert calls[-2:] == ['a', 'c']
     for n in (nodes[0], nodes[2]):
         n.destroy_node()
+
+
+def test_lazy_calls_past_their_slack_all_run_so_none_starves(clock):
+    """Turns far apart (lockstep's drains, a busy machine): a check due at every turn does not
+    keep a group's ``later`` members from running (one a turn did: the mock's heartbeat, the
+    group's last member, never ran and the supervisor stopped a lockstep run)."""
+    loop, calls = FrameLoop(), []
+    loop.add(0.01, lambda: calls.append('watch'), slack_s=frame_loop.slack_for(0.01))
+
+    def member(k):
+        calls.append(k)
+        if k < 3:
+            loop.later(lambda: member(k + 1))
+    loop.later(lambda: member(1))
+    for _ in range(4):
+        clock[0] += 10 * MS                            # a turn every 10 ms: everything past its slack
+        loop.run_lazy()
+    assert calls.count('watch') == 4 and [c for c in calls if c != 'watch'] == [1, 2, 3]

@@ -28,7 +28,8 @@ time has its own ticks (``process_clock``, ``timer_group``).
 **Lazy deadlines** (a slack, as the kernel's timer slack coalesces wake-ups): a periodic check
 (a status, a heartbeat group, a watch, the frame gate's tick) may run up to its ``slack`` late,
 so it runs in the wake-up of a frame instead of one of its own, and after the frame's
-deliveries (``run_lazy``, one per turn: nine statuses built back to back would outlast a frame).
+deliveries (``run_lazy``, one per turn while their slack lasts: nine statuses built back to
+back would outlast a frame; those whose slack has run out all run).
 A wake-up is what costs here: a thread that sleeps 2 ms and wakes costs 41-75 us of its CPU
 (``time.sleep``; an EventsExecutor ``spin_once`` that waits 76-84 us), against the frame's own
 work of about 1 ms (2026-11-29, calibration 0.66-0.95 s). In the one-process Hexafloat graph at
@@ -174,29 +175,46 @@ class FrameLoop:
         return ran
 
     def run_lazy(self) -> int:
-        """Run the lazy check whose deadline came first, if one has, else the first ``later``
-        call (at most one a turn: the spin loop calls this after the frame's deliveries); 1 if
-        one ran, else 0."""
-        lazy = self._next_lazy
+        """After the frame's deliveries: every lazy call whose slack has run out (no turn came in
+        time to spread them: lockstep's long drains, a busy machine), in the order they came due,
+        and the one due first of the others (one a turn while there is time to spread them). The
+        number run. (One a turn whatever their slack starved the ``later`` calls in lockstep,
+        where a turn comes every few milliseconds: a group's later members never ran.)"""
         now = _monotonic_ns()
-        if lazy is None or now < lazy:
-            if not self._soon:
-                return 0
-            callback = self._soon.popleft()[0]
-            self._rearm()
-            callback()
-            return 1
-        first = None
+        soon = self._soon
+        lazy = self._next_lazy
+        if (lazy is None or now < lazy) and not soon:
+            return 0
+        ran, waiting = 0, len(soon)                        # (those queued now wait for a coming turn)
+        while soon and soon[0][1] <= now:                  # past their slack (FIFO: in order)
+            soon.popleft()[0]()
+            ran += 1
+            waiting -= 1
+        if lazy is not None and now >= lazy:
+            overdue = sorted((t for t in self.timers if t.slack_ns and t.next_ns + t.slack_ns <= now),
+                             key=lambda t: t.next_ns)
+            for timer in overdue:
+                if not timer.cancelled:
+                    self._advance(timer, now)
+                    ran += 1
+                    timer.callback()
+        first = None                                       # and the first due one within its slack
         for timer in self.timers:
             if timer.slack_ns and not timer.cancelled and timer.next_ns <= now and (
                     first is None or timer.next_ns < first.next_ns):
                 first = timer
-        if first is None:
-            return 0
-        self._advance(first, now)
+        if waiting > 0 and (first is None or soon[0][1] - MAX_SLACK_NS < first.next_ns):
+            callback = soon.popleft()[0]
+            self._rearm()
+            callback()
+            return ran + 1
+        if first is not None:
+            self._advance(first, now)
+            self._rearm()
+            first.callback()
+            return ran + 1
         self._rearm()
-        first.callback()
-        return 1
+        return ran
 
     @staticmethod
     def _advance(timer: LoopTimer, now: int) -> None:
