@@ -13,7 +13,8 @@ not their deadline, so a frame's wake-up that comes first runs them; they run af
 callbacks, one a turn, the most overdue first; a node's plain ``create_timer`` on a clock that
 is not simulated time is one, with the slack its period allows, and ends with its node. A
 check group on the loop runs its members one a turn (``later``), in join order, each once a
-period.
+period. ``after_frame`` work runs when the turn's deliveries are done, all of it, a raising one
+stopping its own node; without the loop it runs at once.
 """
 from __future__ import annotations
 
@@ -245,6 +246,31 @@ def test_a_check_group_on_the_loop_runs_its_members_one_a_turn_in_join_order(ros
     assert calls[-2:] == ['a', 'c']
     for n in (nodes[0], nodes[2]):
         n.destroy_node()
+
+
+def test_after_frame_work_runs_after_the_turns_deliveries_all_of_it(ros, driven):
+    a, b = DummyManaged('a', context=ros.context), DummyManaged('b', context=ros.context)
+    calls = []
+
+    def bad():
+        calls.append('bad')
+        raise RuntimeError('broken tf')
+    LOOP.after_frame(a, lambda: calls.append('a1') or LOOP.after_frame(a, lambda: calls.append('a2')))
+    LOOP.after_frame(b, bad)
+    LOOP.after_frame(b, lambda: calls.append('b after its failure'))
+    assert calls == []                                        # queued, not run
+    assert LOOP.run_after() == 4 and calls == ['a1', 'bad', 'a2']   # in order; what they queue too
+    assert 'broken tf' in b.failure and not a.failure          # b stopped in place, its next skipped
+    assert LOOP.run_after() == 0
+    for n in (a, b):
+        n.destroy_node()
+
+
+def test_without_the_loop_after_frame_work_runs_at_once(monkeypatch):
+    monkeypatch.setattr(LOOP, 'driven', False)
+    calls = []
+    LOOP.after_frame(None, lambda: calls.append(1))
+    assert calls == [1] and LOOP.run_after() == 0
 
 
 def test_lazy_calls_past_their_slack_all_run_so_none_starves(clock):

@@ -315,3 +315,24 @@ def test_missing_joint_states_give_a_stale_diagnostic(ros):
     assert rig.statuses('no joint states')[0].level == b'\x03'                # STALE
     rig.send(6_002_500_000, NAMES, np.zeros(6))
     ros.spin_until(lambda: rig.statuses('resumed'), 10, 'resumed diagnostic')
+
+
+def test_in_real_time_tf_goes_out_after_the_frame_and_the_pose_at_once(ros, monkeypatch):
+    """/tf is for observers: in real time, under the process's spin loop, it waits for the turn's
+    deliveries to be done (frame_loop.after_frame); the TCP pose, which the chain reads, does not."""
+    from tf2_msgs.msg import TFMessage
+    from hil_nodes.runtime.frame_loop import LOOP
+    rig = Rig(ros, lockstep=False)
+    tfs = ros.collect(TFMessage, topics.TF, SUB_RELIABLE)
+    rig.up()
+    home = hx.home_pose(GEOM)
+    q = hx.inverse_kinematics(GEOM, home[None]).q[0]
+    monkeypatch.setattr(LOOP, 'driven', True)        # (its timers were made before: rclpy's)
+    msg = rig.send(1_000_000_000, NAMES, q)
+    assert pose_error(pose_to_array(msg.pose), home) < 1e-9
+    ros.spin_for(0.2)
+    assert tfs == []                                  # queued behind the frame
+    assert LOOP.run_after() == 1
+    ros.spin_until(lambda: tfs, 10, '/tf after the frame')
+    platform = [t for t in tfs[-1].transforms if t.header.stamp == msg.header.stamp]
+    assert platform and abs(platform[0].transform.translation.z - home[2]) < 1e-9

@@ -1,6 +1,8 @@
 """Load profiles of the mock F/T sensor and the replay loader."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hil_core.ft import replay
 from hil_core.ft.load_profiles import GridSampler, LoadProfile, hashed_normal, sample_stamps_between
@@ -34,6 +36,42 @@ def test_grid_sampler_gives_the_profiles_own_values():
     for index in frames:
         assert np.array_equal(sampler.sample(index), profile.sample(index * period * 1e-9)), index
     assert sampler.sample(np.array([], dtype=np.int64)).shape == (0, 6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-50, 500), st.integers(0, 9), st.booleans()), min_size=1, max_size=40))
+def test_grid_sampler_prefetch_changes_no_value(frames):
+    """``prefetch`` (the next block computed ahead, off the frame's path) gives the same values as
+    sampling without it, for any sequence of frames (jumps back and forward included)."""
+    period = 625_000
+    profile = LoadProfile(ALL, seed=11)
+    plain, ahead = GridSampler(profile, period, block=8), GridSampler(profile, period, block=8)
+    for start, n, prefetch in frames:
+        index = np.arange(start, start + n)
+        got = ahead.sample(index)
+        assert np.array_equal(got, plain.sample(index))
+        assert np.array_equal(got, profile.sample(index * period * 1e-9))
+        if prefetch:
+            ahead.prefetch()
+            assert not ahead.prefetch_due() or ahead._first is None
+
+
+def test_grid_sampler_takes_the_prefetched_block_instead_of_computing_it():
+    period = 625_000
+    profile = LoadProfile(ALL, seed=3)
+    sampler = GridSampler(profile, period, block=40)
+    sampler.sample(np.arange(0, 4))
+    assert sampler.prefetch_due()
+    sampler.prefetch()
+    assert not sampler.prefetch_due()
+    calls = []
+    real = profile.sample
+    profile.sample = lambda t: calls.append(t.size) or real(t)
+    for k in range(4, 80, 4):                  # into the next block and to its end: no computation
+        sampler.sample(np.arange(k, k + 4))
+    assert calls == []
+    sampler.sample(np.arange(80, 84))          # the block after it was not prefetched: computed now
+    assert calls == [40]
 
 
 def test_components_against_closed_forms():

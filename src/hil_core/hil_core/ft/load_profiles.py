@@ -157,12 +157,22 @@ class GridSampler:
     simulated sensor did that every 2.5 ms frame, at the head of the chain: now 11 us per frame
     on average. Blocks of 400 cost less on average but took 0.5-0.7 ms in a running graph, one
     frame in a hundred, long enough to make that frame's chain late. Each value is the profile's
-    own at the same time (an integer number of nanoseconds, converted the same way)."""
+    own at the same time (an integer number of nanoseconds, converted the same way).
+
+    A block of 40 still took 0.4-0.55 ms in the running graph at twice the pace on a slow core
+    (calibration 0.82-0.88 s), every tenth frame, at the head of the chain. ``prefetch`` computes
+    the next block ahead, where the caller has time (the F/T node: after the frame's deliveries),
+    and ``sample`` takes it when it gets there; the values are the same either way."""
 
     def __init__(self, profile: LoadProfile, period_ns: int, block: int = 40):
         self.profile, self.period_ns, self.block = profile, int(period_ns), int(block)
         self._first = None                  # index of the first sample in the block in memory
         self._values = np.zeros((0, 6))
+        self._next: tuple[int, np.ndarray] | None = None    # (first index, values): the next block
+
+    def _block(self, first: int) -> np.ndarray:
+        ks = np.arange(first, first + self.block, dtype=np.int64)
+        return self.profile.sample(ks * self.period_ns * 1e-9)
 
     def sample(self, index: np.ndarray) -> np.ndarray:
         """Wrenches (N, 6) at the integer sample indices ``index`` (N,)."""
@@ -170,11 +180,24 @@ class GridSampler:
         out = np.empty((index.shape[0], 6))
         for i, k in enumerate(index.tolist()):
             if self._first is None or not 0 <= k - self._first < self.block:
-                self._first = k // self.block * self.block
-                ks = np.arange(self._first, self._first + self.block, dtype=np.int64)
-                self._values = self.profile.sample(ks * self.period_ns * 1e-9)
+                first = k // self.block * self.block
+                if self._next is not None and self._next[0] == first:
+                    self._first, self._values = self._next
+                else:
+                    self._first, self._values = first, self._block(first)
+                self._next = None
             out[i] = self._values[k - self._first]
         return out
+
+    def prefetch_due(self) -> bool:
+        """Whether the block after the one in memory is still to compute."""
+        return self._first is not None and self._next is None
+
+    def prefetch(self) -> None:
+        """Compute the block after the one in memory, for ``sample`` to take."""
+        if self.prefetch_due():
+            first = self._first + self.block
+            self._next = (first, self._block(first))
 
 
 def sample_stamps_between(prev_ns: int | None, now_ns: int, period_ns: int) -> np.ndarray:

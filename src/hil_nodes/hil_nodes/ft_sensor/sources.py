@@ -23,6 +23,7 @@ from hil_core.ft.load_profiles import GridSampler, dropout_mask, load_scenario_f
 from hil_nodes import qos, topics
 from hil_nodes.framework.base import WARN
 from hil_nodes.msgs.convert import stamp_to_ns, wrench_to_array
+from hil_nodes.runtime.frame_loop import LOOP
 from hil_nodes.runtime.grid_timer import create_grid_timer
 from hil_nodes.ft_sensor.netft_source import NetFTSource
 
@@ -129,7 +130,10 @@ class SimSource(_GridSource):
         if self.dropout[1] > self.dropout[0]:      # (no window: every sample, without a mask a frame)
             stamps = stamps[dropout_mask(stamps, self._origin, self.dropout)]
         # grid indices of profile time: stamps and origin are multiples of the sample period
-        return stamps, self.sampler.sample((stamps - self._origin) // self.period_ns)
+        values = self.sampler.sample((stamps - self._origin) // self.period_ns)
+        if self.sampler.prefetch_due():       # the next block after this frame, not in a later one
+            LOOP.after_frame(self.node, self.sampler.prefetch)
+        return stamps, values
 
 
 class ReplaySource(_GridSource):

@@ -102,6 +102,7 @@ class FrameLoop:
         self._next_lazy = None       # the earliest lazy deadline, without its slack
         self._wake = None            # when the loop must be awake: the earliest deadline plus slack
         self._soon: deque = deque()  # (callback, run by ns): one-off lazy calls (``later``)
+        self._after: deque = deque()  # (node, callback): after the frame's deliveries (``after_frame``)
 
     def add(self, period_s: float, callback, first_ns: int | None = None, slack_s: float = 0.0) -> LoopTimer:
         """``callback()`` every ``period_s`` from ``first_ns`` (monotonic ns; default one period
@@ -122,6 +123,35 @@ class FrameLoop:
         if timer in self.timers:
             self.timers.remove(timer)
             self._rearm()
+
+    def after_frame(self, node, callback) -> None:
+        """``callback()`` once this turn's deliveries are done: what a frame produces for
+        observers only (a ``/tf`` for rviz and the recorder) or prepares for the next frame (the
+        simulated sensor's next block of samples), off the chain's path from the F/T sample to
+        the drives' command. All of them run, each turn, before any lazy check; one that raises
+        stops ``node`` in place. Without a spin loop running this process's deadlines (a node
+        spun by a test's executor): at once."""
+        if not self.driven:
+            callback()
+            return
+        self._after.append((node, callback))
+
+    def run_after(self) -> int:
+        """Run the ``after_frame`` calls queued so far, and those they queue; the number run."""
+        after, ran = self._after, 0
+        while after:
+            node, callback = after.popleft()
+            ran += 1
+            if getattr(node, 'failure', ''):         # stopped in place since it was queued
+                continue
+            try:
+                callback()
+            except Exception as exc:
+                fail = getattr(node, 'fail_in_place', None)
+                if fail is None:
+                    raise
+                fail(exc, f'its after-frame work {getattr(callback, "__qualname__", callback)!r}')
+        return ran
 
     def later(self, callback) -> None:
         """``callback()`` once, in a coming turn of the loop (one lazy call a turn, after the

@@ -81,6 +81,9 @@ def spin_nodes(nodes: Iterable[Node], should_stop: Callable[[], bool] = lambda: 
             LOOP.run_due()
             if BUS.enabled:
                 BUS.drain()
+            # what the frame made for observers, or prepares for the next one (frame_loop.after_frame)
+            if LOOP.run_after() and BUS.enabled:
+                BUS.drain()
             # a periodic check whose slack allowed it to wait for this turn: after the frame's
             # deliveries, not between its stages (frame_loop, "Lazy deadlines")
             if LOOP.run_lazy() and BUS.enabled:

@@ -49,6 +49,7 @@ from hil_nodes.msgs.convert import (ns_to_stamp, positions_by_name, pose_to_arra
                                     velocities_by_name)
 from hil_nodes.runtime.chain_port import (joint_state_from_message, odometry_port, pose_port,
                                           vector_port)
+from hil_nodes.runtime.frame_loop import LOOP
 from hil_nodes.runtime.runner import main_for
 from hil_nodes.space_plant import params
 from hil_nodes.space_plant.command import command, command_port
@@ -251,7 +252,14 @@ class SpacePlantNode(HilLifecycleNode, name='space_plant', task='plant', params=
         if self.frames % self.p.marker_every == 0:
             self._marker_pub.publish(satellite_markers(ns_to_stamp(t_ns), self.p.world_frame, out,
                                                        self.plant.r_des))
-        self._tf.on_sample(t_ns, out.sat_pose, self.q_last)
+        # /tf is for rviz and the recorder: in real time after the frame's deliveries, off the path
+        # to the command (kinematics' _send_tf says why); in lockstep in its place (a bag's order)
+        tf = self._tf
+        if self.p.lockstep:
+            tf.on_sample(t_ns, out.sat_pose, self.q_last)
+        else:
+            pose, q = out.sat_pose, self.q_last
+            LOOP.after_frame(self, lambda: self.active and self._tf is tf and tf.on_sample(t_ns, pose, q))
 
     def _raise_fault(self, t_ns: int, why: str) -> None:
         self.fault = why
