@@ -1,11 +1,13 @@
 """Synchronization coefficient (seed 000 4.1.1), ASC (4.1.3) and the ruckig alternative."""
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import pytest
 from scipy.spatial.transform import Rotation, Slerp
 
 from hil_core.planner.asc import AccelerationSaturationControl, RuckigLimiter
 from hil_core.planner.ramps import PEAK_CURVATURE, PEAK_RATE, SHAPES, ramp, ramp_rate
-from hil_core.planner.sync_ramp import SyncRamp, slerp
+from hil_core.planner.sync_ramp import SyncRamp, slerp, slerp_numpy
 
 DT = 0.0025
 A_MAX = np.array([5.0, 5.0, 5.0, 20.0, 20.0, 20.0])
@@ -31,6 +33,27 @@ def test_slerp_matches_scipy():
         ref = Slerp([0, 1], Rotation.from_quat([q0, q1]))([c]).as_quat()[0]
         got = slerp(q0, q1, c)
         assert min(np.linalg.norm(got - ref), np.linalg.norm(got + ref)) < 1e-12
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(-1, 1), min_size=8, max_size=8), st.floats(0, 1),
+       st.sampled_from([1.0, 1e-9, 1e-13, 0.0]))
+def test_slerp_of_one_pair_matches_its_numpy_twin(values, c, spread):
+    """The plain-float path (one pair, one coefficient) against ``slerp_numpy``, near-identical
+    and opposite quaternions included (``spread`` squeezes q1 onto q0 or its negative)."""
+    q0 = np.array(values[:4]) + np.array([0, 0, 0, 1.5])          # never near zero length
+    q1 = q0 * np.sign(values[4] or 1.0) + spread * np.array(values[4:])
+    if np.linalg.norm(q1) < 1e-6:
+        q1 = q0.copy()
+    got, want = slerp(q0, q1, c), slerp_numpy(q0, q1, c)
+    assert got.shape == (4,)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_slerp_takes_arrays_the_numpy_way():
+    q0, q1 = Rotation.random(6, random_state=5).as_quat(), Rotation.random(6, random_state=6).as_quat()
+    c = np.linspace(0, 1, 6)
+    np.testing.assert_array_equal(slerp(q0, q1, c), slerp_numpy(q0, q1, c))
 
 
 def test_sync_ramp_blends_then_is_transparent():
