@@ -209,7 +209,13 @@ def test_a_nodes_plain_timer_under_the_loop_is_a_lazy_deadline_that_ends_with_th
     assert len(_rcl_timers(node)) == before + 2
     node.destroy_timer(tick)
     assert tick.is_canceled() and len(LOOP.timers) == deadlines + 1
+    paused = node.create_timer(0.05, lambda: None)                 # cancelled, then reset (the
+    paused.cancel()                                                # lifecycle driver's way)
+    node.create_timer(0.05, lambda: None).cancel()
+    paused.reset()
+    assert not paused.is_canceled() and len(LOOP.timers) == deadlines + 2
     node.destroy_node()
+    assert paused.is_canceled()                                    # ended with the node all the same
     assert status.is_canceled() and LOOP.timers == []              # its own status and heartbeats too
 
 

@@ -85,9 +85,9 @@ class IntraProcessNode:
 
     def _own_loop_timer(self, period_s: float, wrapped, slack_s: float = 0.0):
         timer = LOOP.add(period_s, wrapped, slack_s=slack_s)
-        # ended with the node, as rclpy ends a node's timers (those cancelled since: dropped)
-        mine = [t for t in self.__dict__.get('_loop_timers', ()) if not t.cancelled]
-        self.__dict__['_loop_timers'] = mine + [timer]
+        # ended with the node, as rclpy ends a node's timers (a cancelled one may be reset: kept
+        # until destroyed)
+        self.__dict__.setdefault('_loop_timers', []).append(timer)
         return timer
 
     def create_shared_timer(self, timer_period_sec, callback, clock=None):
@@ -123,6 +123,9 @@ class IntraProcessNode:
         leave = getattr(timer, 'leave_grid', None)       # a callback on a shared grid (grid_timer)
         if leave is not None:
             leave()
+            mine = self.__dict__.get('_loop_timers', [])
+            if timer in mine:                              # (a loop timer of this node's)
+                mine.remove(timer)
             return True
         return super().destroy_timer(timer)
 
