@@ -37,3 +37,31 @@ def test_a_child_that_fails_or_hangs_is_not_measured():
     assert calibration.result(hung, timeout=0.5) is None
     assert hung.poll() is not None           # stopped, not left behind
     assert calibration.summary_line(None) == 'not measured'
+
+
+def test_the_headroom_bench_reads_the_glue_of_the_run_not_of_the_return_home(tmp_path):
+    """`hil bench headroom`'s glue figure is each stage's last cycle status sent while RUNNING:
+    the run's very last one covers the return home and the idle frames (the planner's plain
+    path, no kernel), and once read 0 us of kernel for the planner."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+    from rclpy.serialization import serialize_message
+    from std_msgs.msg import String
+    from hil_nodes.recorder.bag import CheckpointWriter
+    spec = importlib.util.spec_from_file_location('bench_headroom', BENCH / 'headroom.py')
+    headroom = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(headroom)
+    bag = CheckpointWriter(tmp_path / 'bag')
+    bag.add_topic('/hil/mode', 'std_msgs/msg/String')
+    bag.add_topic('/diagnostics', 'diagnostic_msgs/msg/DiagnosticArray')
+
+    def cycle(t_s, glue, kernel):
+        st = DiagnosticStatus(name='planner: cycle', values=[KeyValue(key='glue_cpu_p50_us', value=str(glue)),
+                                                            KeyValue(key='kernel_cpu_p50_us', value=str(kernel))])
+        bag.write('/diagnostics', int(t_s * 1e9), serialize_message(DiagnosticArray(status=[st])))
+
+    for t_s, mode in ((0.0, 'HOMING'), (2.0, 'RUNNING'), (10.0, 'RETURNING_HOME'), (10.6, 'IDLE')):
+        bag.write('/hil/mode', int(t_s * 1e9), serialize_message(String(data=mode)))
+        cycle(t_s + 0.3, {'HOMING': 70, 'RUNNING': 15, 'RETURNING_HOME': 68, 'IDLE': 66}[mode],
+              {'HOMING': 0, 'RUNNING': 8, 'RETURNING_HOME': 0, 'IDLE': 0}[mode])
+    bag.close()
+    assert headroom._glue_while_running(tmp_path / 'bag') == {'planner': (15.0, 8.0)}
