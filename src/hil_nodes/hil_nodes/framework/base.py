@@ -59,7 +59,7 @@ from hil_nodes.framework import throttle
 from hil_nodes.framework.cycle_status import CycleMonitor, CycleReport
 from hil_nodes.framework.liveness import Liveness
 from hil_nodes.framework.node_params import TableParameters
-from hil_nodes.msgs.convert import status_array
+from hil_nodes.msgs.status_bytes import status_array_bytes
 from hil_nodes.runtime import caller_lookup, kernel_loads
 from hil_nodes.runtime.intra_publisher import IntraPublisher
 from hil_nodes.runtime.intra_subscription import IntraSubscription
@@ -319,5 +319,7 @@ class HilLifecycleNode(TableParameters, Liveness, IntraProcessNode, LifecycleNod
         return NO_HARDWARE
 
     def _send_status(self, name: str, level: int, message: str, values: dict) -> None:
-        self._diag_pub.publish(status_array(self.get_clock().now().to_msg(), level, name, message,
-                                            self.hardware_id(), values))
+        # its CDR bytes, written directly: the message and rclpy's serialization of it cost twice
+        # as much, between two frames (hil_nodes.msgs.status_bytes)
+        sec, nanosec = divmod(self.get_clock().now().nanoseconds, 1_000_000_000)
+        self._diag_pub.publish(status_array_bytes(sec, nanosec, level, name, message, self.hardware_id(), values))

@@ -32,7 +32,7 @@ from hil_core.supervision.modes import Event, HilMode, ModeMachine, Request, Tra
 from hil_core.supervision.status_names import NO_HARDWARE, status_name
 from hil_nodes import qos, topics
 from hil_nodes.framework.throttle import due
-from hil_nodes.msgs.convert import status_array
+from hil_nodes.msgs.status_bytes import status_array_bytes
 from hil_nodes.runtime.intra_process_node import IntraProcessNode
 from hil_nodes.runtime.local_beats import LOCAL_BEATS
 from hil_nodes.framework.lifecycle_driver import LifecycleDriver, SequenceResult
@@ -370,8 +370,9 @@ class SupervisorNode(IntraProcessNode, Node):
             self.liveness.ages(self._sim_now(), self._wall_now()), self.liveness.dead(),
             self.driver.current or (f'waiting for {self._wait.text}' if self._wait is not None and self._wait.text
                                     else ''))
-        self._diag_pub.publish(status_array(self.get_clock().now().to_msg(), level,
-                                            status_name(self.get_name(), STATUS_TASK), message, NO_HARDWARE, values))
+        sec, nanosec = divmod(self.get_clock().now().nanoseconds, 1_000_000_000)
+        self._diag_pub.publish(status_array_bytes(sec, nanosec, level, status_name(self.get_name(), STATUS_TASK),
+                                                  message, NO_HARDWARE, values))
 
 
 def main(args: list[str] | None = None) -> int:
