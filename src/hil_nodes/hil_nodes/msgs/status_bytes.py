@@ -8,8 +8,9 @@ value) and rclpy's serialization of it took about half of a cycle status's 120-1
 0.45-0.75 ms and made the next frame late. These bytes are written with ``struct`` from the
 values as text (``convert.value_text``, the same text as the message's); rclpy publishes bytes
 as they are (``Publisher.publish`` takes a serialized message). The layout is
-``hil_nodes.msgs.cdr_encode``'s (plain CDR, little endian, XCDR1). Oracle: rclpy's
-``serialize_message`` of ``convert.status_array`` (test/unit/test_status_bytes.py).
+``hil_nodes.msgs.cdr_encode``'s (plain CDR, little endian, XCDR1), padding zeroed. Oracle:
+rclpy's ``deserialize_message`` reads the bytes back as ``convert.status_array``'s message, and
+they have its true length (``cdr_encode.serialize_trimmed``; test/unit/test_status_bytes.py).
 """
 from __future__ import annotations
 
