@@ -10,7 +10,7 @@ values as text (``convert.value_text``, the same text as the message's); rclpy p
 as they are (``Publisher.publish`` takes a serialized message). The layout is
 ``hil_nodes.msgs.cdr_encode``'s (plain CDR, little endian, XCDR1), padding zeroed. Oracle:
 rclpy's ``deserialize_message`` reads the bytes back as ``convert.status_array``'s message, and
-they have its true length (``cdr_encode.serialize_trimmed``; test/unit/test_status_bytes.py).
+they have its true length (``cdr_encode.serialize_trimmed``; test/nodes/test_status_bytes.py).
 """
 from __future__ import annotations
 
