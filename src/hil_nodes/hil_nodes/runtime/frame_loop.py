@@ -59,6 +59,22 @@ def monotonic_ns() -> int:
     return _monotonic_ns()
 
 
+def run_in_place(node, callback, where: str, named: bool = True) -> None:
+    """``callback()`` of ``node``, skipped once the node has stopped in place; one that raises
+    stops that node in place (``liveness.fail_in_place``, told as ``where`` and, ``named``, the
+    callback's name), not the process or the other nodes of the loop, grid or group that runs
+    it. A node that cannot stop in place (a plain rclpy one): the exception goes on."""
+    if getattr(node, 'failure', ''):
+        return
+    try:
+        callback()
+    except Exception as exc:
+        fail = getattr(node, 'fail_in_place', None)
+        if fail is None:
+            raise
+        fail(exc, f'{where} {getattr(callback, "__qualname__", callback)!r}' if named else where)
+
+
 class LoopTimer:
     """One periodic callback of the loop; ``cancel()`` ends it (idempotent)."""
 
@@ -142,15 +158,7 @@ class FrameLoop:
         while after:
             node, callback = after.popleft()
             ran += 1
-            if getattr(node, 'failure', ''):         # stopped in place since it was queued
-                continue
-            try:
-                callback()
-            except Exception as exc:
-                fail = getattr(node, 'fail_in_place', None)
-                if fail is None:
-                    raise
-                fail(exc, f'its after-frame work {getattr(callback, "__qualname__", callback)!r}')
+            run_in_place(node, callback, 'its after-frame work')
         return ran
 
     def later(self, callback) -> None:

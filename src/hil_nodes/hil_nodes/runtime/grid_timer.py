@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from hil_nodes.runtime import frame_loop
-from hil_nodes.runtime.frame_loop import LOOP, runs_on_loop
+from hil_nodes.runtime.frame_loop import LOOP, run_in_place, runs_on_loop
 from hil_nodes.runtime.intra_process import BUS, NODE_DESTROYED
 
 # just after the grid instant: a sensor's transport (the F/T source reads then)
@@ -125,16 +125,8 @@ class SharedGrid:
             self.remove(entry)
 
     def _fire(self) -> None:
-        for entry in tuple(self.entries):
-            if getattr(entry.node, 'failure', ''):      # stopped in place (liveness.fail_in_place)
-                continue
-            try:
-                entry.callback()
-            except Exception as exc:                      # that node stops, not the others on the grid
-                fail = getattr(entry.node, 'fail_in_place', None)
-                if fail is None:
-                    raise
-                fail(exc, 'its frame-grid callback')
+        for entry in tuple(self.entries):               # a raising one stops its node, not the grid
+            run_in_place(entry.node, entry.callback, 'its frame-grid callback', named=False)
 
 
 GRIDS: dict[int, SharedGrid] = {}     # period (ns) -> the process's shared grid

@@ -44,7 +44,7 @@ from collections import deque
 
 from rclpy.clock import ClockType
 
-from hil_nodes.runtime.frame_loop import LOOP, runs_on_loop, slack_for
+from hil_nodes.runtime.frame_loop import LOOP, run_in_place, runs_on_loop, slack_for
 from hil_nodes.runtime.intra_process import BUS, NODE_DESTROYED
 from hil_nodes.runtime.process_clock import PROCESS_CLOCKS
 
@@ -157,16 +157,7 @@ class TimerGroup:
     def _run(self, entry: GroupEntry) -> None:
         if entry.group is not self or entry not in self.entries:      # left since it was queued
             return
-        node = entry.node
-        if getattr(node, 'failure', ''):
-            return
-        try:
-            entry.callback()
-        except Exception as exc:        # that node stops, not the others in the group
-            fail = getattr(node, 'fail_in_place', None)
-            if fail is None:
-                raise
-            fail(exc, f'its timer callback {getattr(entry.callback, "__qualname__", entry.callback)!r}')
+        run_in_place(entry.node, entry.callback, 'its timer callback')     # not the group's other members
 
 
 GROUPS: dict[tuple, TimerGroup] = {}
