@@ -10,7 +10,7 @@ import time
 
 # the public module of each compiled part: its warm_up() compiles or loads the kernels it runs
 GROUPS = ('hil_core.hexaslide.inverse', 'hil_core.hexaslide.forward', 'hil_core.timebase.engine',
-          'hil_core.admittance.lti_model', 'hil_core.ft.signal_chain', 'hil_core.space.plant',
+          'hil_core.admittance.lti_model', 'hil_core.ft.signal_chain', 'hil_core.ft.load_profiles', 'hil_core.space.plant',
           'hil_core.hybrid5.tracking', 'hil_core.hybrid5.dynamics', 'hil_core.drives.servo',
           'hil_core.drives.plants.plain_trajectory', 'hil_core.drives.joint_friction',
           'hil_core.planner.quiet_frame', 'hil_core.hybrid5.law_frame', 'hil_core.space.command_stream')

@@ -15,6 +15,10 @@ stateful generator). Components are given as dicts (from ROS parameters or a YAM
   joystick-like pushes (Poisson times, random direction, raised-cosine shape)
 * ``{type: noise, std: [6] or scalar, rate}``  white noise at ``rate`` samples/s (held)
 * ``{type: mains, axis or axes, amplitude, frequency (50), harmonics}``  A sum_h sin(2 pi h f t)/h
+
+``LoadProfile.sample`` is one compiled call (``load_profiles_kernel``: a block of 40 samples of
+the seed-000 load in 10.6 us against 95.6 us in numpy, calibration about 0.9 s);
+``LoadProfileNumpy`` (``load_profiles_numpy``) is its oracle (test/unit/test_load_profiles_compiled.py).
 """
 from __future__ import annotations
 
@@ -22,147 +26,89 @@ from typing import Iterable
 
 import numpy as np
 
-from hil_core.ft.filters import scipy_signal
-
-COMPONENT_TYPES = ('constant', 'impulses', 'steps', 'chirp', 'pushes', 'noise', 'mains')
-_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    """Counter-based hash (splitmix64 finaliser): uint64 -> well-mixed uint64."""
-    with np.errstate(over='ignore'):
-        z = x + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+from hil_core.ft import load_profiles_kernel as _k
+# the components' validation and pushes, the noise hash, the oracle: shared with the numpy twin
+from hil_core.ft.load_profiles_numpy import (COMPONENT_TYPES, LoadProfileNumpy, hashed_normal,  # noqa: F401
+                                            mains_axes)
 
 
-def hashed_normal(seed: int, index: np.ndarray, channels: int) -> np.ndarray:
-    """Standard normal values N(0,1) at integer ``index`` (N,) for ``channels`` columns."""
-    idx = np.asarray(index, dtype=np.int64).astype(np.uint64)[:, None]
-    ch = np.arange(channels, dtype=np.uint64)[None, :]
-    with np.errstate(over='ignore'):
-        base = _splitmix64(np.uint64(seed & 0xFFFFFFFF) * np.uint64(0x100000001B3) + ch * np.uint64(2 ** 40))
-        h1 = _splitmix64(base ^ (idx * np.uint64(2)))
-        h2 = _splitmix64(base ^ (idx * np.uint64(2) + np.uint64(1)))
-    u1 = ((h1 >> np.uint64(11)).astype(np.float64) + 0.5) / 2.0 ** 53
-    u2 = ((h2 >> np.uint64(11)).astype(np.float64) + 0.5) / 2.0 ** 53
-    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)   # Box-Muller
+
+def warm_up() -> float:
+    """Compile or load the sampling kernel (hil_core.warmup; every profile's constructor does);
+    seconds taken (0.0 when done already)."""
+    return _k.warm_up()
 
 
-def _axis_column(n: int, axis: int, values: np.ndarray) -> np.ndarray:
-    out = np.zeros((n, 6))
-    out[:, int(axis)] = values
-    return out
-
-
-class LoadProfile:
-    """Sum of load components; deterministic from ``seed``."""
+class LoadProfile(LoadProfileNumpy):
+    """Sum of load components; deterministic from ``seed``. ``sample`` is one compiled call
+    (``load_profiles_kernel``; the constructor compiles it or loads it from the cache, as
+    :func:`warm_up` does ahead of any profile); ``LoadProfileNumpy`` is its oracle."""
 
     def __init__(self, components: Iterable[dict], seed: int = 0):
-        self.seed = int(seed)
-        self.components = [dict(c) for c in components]
-        rng = np.random.default_rng(self.seed)
-        self._pushes = []
-        for i, c in enumerate(self.components):
-            kind = c.get('type')
-            if kind not in COMPONENT_TYPES:
-                raise ValueError(f'load component {i}: unknown type {kind!r}; expected one of {COMPONENT_TYPES}')
-            if 'axis' in c and not 0 <= int(c['axis']) <= 5:
-                raise ValueError(f'load component {i}: axis {c["axis"]} must be 0..5')
-            if kind == 'pushes':
-                self._pushes.append(self._draw_pushes(c, rng))
+        super().__init__(components, seed)
+        self._comps, self._push_rows, self._seeds = self._pack()
+        warm_up()
 
-    @staticmethod
-    def _draw_pushes(c: dict, rng: np.random.Generator) -> np.ndarray:
-        """Rows [t0, duration, fx, fy, fz, tx, ty, tz]: push times and peak wrenches."""
-        rate, horizon = float(c.get('rate', 1.0)), float(c.get('horizon', 60.0))
-        times = np.cumsum(rng.exponential(1.0 / rate, size=int(rate * horizon * 2 + 10)))
-        times = times[times < horizon] + float(c.get('start', 0.0))
-        n = times.size
-        durations = rng.uniform(float(c.get('duration_min', 0.1)), float(c.get('duration_max', 0.5)), n)
-        dirs = rng.normal(size=(n, 3))
-        dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
-        tdirs = rng.normal(size=(n, 3))
-        tdirs /= np.linalg.norm(tdirs, axis=1, keepdims=True)
-        mags = rng.uniform(0.2, 1.0, size=(n, 1))
-        peak = np.hstack([dirs * mags * float(c.get('force', 20.0)), tdirs * mags * float(c.get('torque', 1.0))])
-        return np.column_stack([times, durations, peak])
+    def _pack(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The components as ``load_profiles_kernel`` reads them (its docstring), with the
+        defaults and conversions of ``LoadProfileNumpy.sample``."""
+        comps = np.zeros((len(self.components), _k.N_COLS))
+        seeds = np.zeros(len(self.components), dtype=np.uint64)
+        push_tables, rows = [], 0
+        pushes = iter(self._pushes)
+        for i, c in enumerate(self.components):
+            kind = c['type']
+            row = comps[i]
+            row[_k.KIND_COL] = _k.KIND[kind]
+            row[_k.AXIS] = int(c.get('axis', 0))
+            row[_k.AMP] = float(c.get('amplitude', {'impulses': 10.0, 'steps': 10.0}.get(kind, 1.0)))
+            if kind == 'constant':
+                row[_k.VEC:_k.VEC + 6] = np.asarray(c.get('wrench', [0.0] * 6), dtype=float)
+            elif kind == 'impulses':
+                row[_k.P0:_k.P3 + 1] = (float(c.get('start', 1.0)), float(c.get('period', 5.0)),
+                                        int(c.get('count', 4)), float(c.get('width', 0.02)))
+            elif kind == 'steps':
+                row[_k.P0:_k.P2 + 1] = float(c.get('start', 1.0)), float(c.get('period', 2.0)), int(c.get('count', 4))
+            elif kind == 'chirp':
+                row[_k.P0:_k.P3 + 1] = (float(c.get('f0', 0.1)), float(c.get('f1', 10.0)), float(c.get('start', 0.0)),
+                                        float(c.get('duration', 10.0)))
+            elif kind == 'pushes':
+                table = next(pushes)
+                row[_k.P0], row[_k.P1] = rows, table.shape[0]
+                push_tables.append(table)
+                rows += table.shape[0]
+            elif kind == 'noise':
+                row[_k.P0] = float(c.get('rate', 1600.0))
+                row[_k.VEC:_k.VEC + 6] = np.broadcast_to(np.asarray(c.get('std', 0.1), dtype=float), (6,))
+                seeds[i] = self.noise_seed(c) & 0xFFFFFFFF
+            elif kind == 'mains':
+                row[_k.P0], row[_k.P1] = float(c.get('frequency', 50.0)), int(c.get('harmonics', 1))
+                for a in mains_axes(c):
+                    row[_k.VEC + a] += 1
+        table = np.ascontiguousarray(np.vstack(push_tables)) if push_tables else np.zeros((0, 8))
+        return comps, table, seeds
 
     def sample(self, t) -> np.ndarray:
         """Wrenches (N, 6) at times ``t`` (N,) in seconds."""
-        t = np.atleast_1d(np.asarray(t, dtype=float))
-        n = t.shape[0]
-        out = np.zeros((n, 6))
-        pushes = iter(self._pushes)
-        for c in self.components:
-            kind = c['type']
-            if kind == 'constant':
-                out += np.asarray(c.get('wrench', [0.0] * 6), dtype=float)[None, :]
-            elif kind == 'impulses':
-                out += _axis_column(n, c.get('axis', 0), self._impulses(c, t))
-            elif kind == 'steps':
-                out += _axis_column(n, c.get('axis', 0), self._steps(c, t))
-            elif kind == 'chirp':
-                t0, dur = float(c.get('start', 0.0)), float(c.get('duration', 10.0))
-                inside = (t >= t0) & (t <= t0 + dur)
-                wave = scipy_signal().chirp(t - t0, f0=float(c.get('f0', 0.1)), t1=dur, f1=float(c.get('f1', 10.0)),
-                                            method='linear', phi=-90.0)
-                out += _axis_column(n, c.get('axis', 0), float(c.get('amplitude', 1.0)) * wave * inside)
-            elif kind == 'pushes':
-                out += self._push_sum(next(pushes), t)
-            elif kind == 'noise':
-                rate = float(c.get('rate', 1600.0))
-                std = np.broadcast_to(np.asarray(c.get('std', 0.1), dtype=float), (6,))
-                out += hashed_normal(self.seed + 7919 * (1 + self.components.index(c)),
-                                     np.floor(t * rate + 1e-6).astype(np.int64), 6) * std
-            elif kind == 'mains':
-                f, harmonics = float(c.get('frequency', 50.0)), int(c.get('harmonics', 1))
-                wave = sum(np.sin(2.0 * np.pi * h * f * t) / h for h in range(1, harmonics + 1))
-                axes = c.get('axes', [c['axis']] if 'axis' in c else list(range(6)))
-                for a in axes:
-                    out[:, int(a)] += float(c.get('amplitude', 1.0)) * wave
+        t = np.ascontiguousarray(np.atleast_1d(np.asarray(t, dtype=float)))
+        out = np.empty((t.shape[0], 6))
+        _k.sample_kernel(t, self._comps, self._push_rows, self._seeds, out)
         return out
-
-    @staticmethod
-    def _impulses(c: dict, t: np.ndarray) -> np.ndarray:
-        t0, period = float(c.get('start', 1.0)), float(c.get('period', 5.0))
-        count, width = int(c.get('count', 4)), float(c.get('width', 0.02))
-        k = np.floor((t - t0) / period)
-        tau = t - t0 - k * period
-        on = (k >= 0) & (k < count) & (tau < width)
-        return float(c.get('amplitude', 10.0)) * np.sin(np.pi * tau / width) * on
-
-    @staticmethod
-    def _steps(c: dict, t: np.ndarray) -> np.ndarray:
-        t0, period, count = float(c.get('start', 1.0)), float(c.get('period', 2.0)), int(c.get('count', 4))
-        k = np.floor((t - t0) / period)
-        levels = np.array([1.0, 0.0, -1.0, 0.0])
-        on = (k >= 0) & (k < count)
-        return float(c.get('amplitude', 10.0)) * levels[np.mod(k, 4).astype(int)] * on
-
-    @staticmethod
-    def _push_sum(pushes: np.ndarray, t: np.ndarray) -> np.ndarray:
-        if pushes.size == 0:
-            return np.zeros((t.shape[0], 6))
-        tau = (t[:, None] - pushes[None, :, 0]) / pushes[None, :, 1]       # (N, M) phase in [0, 1]
-        shape = np.where((tau >= 0) & (tau <= 1), 0.5 * (1.0 - np.cos(2.0 * np.pi * tau)), 0.0)
-        return shape @ pushes[:, 2:]
 
 
 class GridSampler:
     """A profile's wrenches at sample ``index * period_ns`` (profile time), computed a block of
-    ``block`` samples at a time: a frame takes its 4 samples from the block in memory. Sampling 4
-    values costs about as many numpy calls as sampling 40 (69 us against 77 us here), and the
-    simulated sensor did that every 2.5 ms frame, at the head of the chain: now 11 us per frame
-    on average. Blocks of 400 cost less on average but took 0.5-0.7 ms in a running graph, one
-    frame in a hundred, long enough to make that frame's chain late. Each value is the profile's
-    own at the same time (an integer number of nanoseconds, converted the same way).
+    ``block`` samples at a time: a frame takes its 4 samples from the block in memory. Each value
+    is the profile's own at the same time (an integer number of nanoseconds, converted the same
+    way). ``prefetch`` computes the next block ahead, where the caller has time (the F/T node:
+    after the frame's deliveries), and ``sample`` takes it when it gets there; the values are the
+    same either way.
 
-    A block of 40 still took 0.4-0.55 ms in the running graph at twice the pace on a slow core
-    (calibration 0.82-0.88 s), every tenth frame, at the head of the chain. ``prefetch`` computes
-    the next block ahead, where the caller has time (the F/T node: after the frame's deliveries),
-    and ``sample`` takes it when it gets there; the values are the same either way."""
+    Why blocks and prefetch: with the profile in numpy, sampling 4 values cost about as many
+    calls as sampling 40 (69 us against 77 us), and a block of 40 took 0.4-0.55 ms in the running
+    graph at twice the pace on a slow core (calibration 0.82-0.88 s), every tenth frame, at the
+    head of the chain. The profile is compiled now (10.6 us a block alone); both stay, as a
+    block's cost still grows with the profile's components."""
 
     def __init__(self, profile: LoadProfile, period_ns: int, block: int = 40):
         self.profile, self.period_ns, self.block = profile, int(period_ns), int(block)
