@@ -38,11 +38,15 @@ demo: warmup
 # (test/conftest.py SERIAL_FILES: real-time runs, watchdogs, the lockstep stall limit), then the
 # fault matrix (test/system/test_fault_matrix.py, docs/fault_matrix.md: 22 whole lockstep runs that
 # kill, stop or feed bad input to each node) on two workers, each row on its own DDS domain: about
-# 4 + 3 + 2 minutes here at calibration 0.37 s, 10 + 5 + 3 at 1 s (docs/testing.md).
+# 4 + 3 + 2 minutes here at calibration 0.37 s, 10 + 5 + 3 at 1 s (docs/testing.md). The machine's
+# calibration (bench/_calibration.py) is printed before and after: the suite's minutes follow the
+# machine's speed, which differs 2-3x between machines of one kind and from hour to hour.
 test: warmup
+	@$(PY) bench/_calibration.py | sed 's/^/make test, before: /'
 	$(PY) -m pytest -n 2 --dist loadfile --durations=8 -m "not fault_matrix and not serial"
 	$(PY) -m pytest -n 0 --durations=8 -m serial
 	$(PY) -m pytest -n 2 --dist load -m fault_matrix test/system/test_fault_matrix.py
+	@$(PY) bench/_calibration.py | sed 's/^/make test, after: /'
 
 # The fault matrix alone, one row after the other, with each row's figures and the table printed.
 test-faults: warmup
