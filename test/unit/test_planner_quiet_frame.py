@@ -95,6 +95,57 @@ def test_quiet_motion_is_served_by_the_compiled_frame_bit_for_bit():
     assert tw.fast.quiet.frames - start == 799          # every frame but the first (its mode changed)
 
 
+def _synchronizing(**cfg):
+    """Twins homed, their first synchronizing frame taken (it starts the ramp on the plain path)."""
+    tw = Twins(sync_duration=0.5, **cfg)
+    while tw.fast.phase is not HilMode.SYNCHRONIZING:
+        tw.step(HOME, HilMode.HOMING, measured=HOME)
+        assert tw.k < 2000
+    return tw
+
+
+@pytest.mark.parametrize('offset', [(0.0, 0.0, 0.0, (0.0, 0.0, 0.0)), (0.004, -0.003, 0.002, (0.01, -0.008, 0.012)),
+                                    (0.0, 0.0, 0.0, (0.0, 0.0, 1e-13))])
+def test_synchronizing_frames_are_served_by_the_compiled_frame_bit_for_bit(offset):
+    """Seed 000 4.1.1: the robot's pose blended into a reference that starts elsewhere (position
+    and orientation, a rotation too small for the rotation vector's own formula too) and moves;
+    every blending frame is compiled but the first (the ramp starts) and the last (c reaches 1:
+    the phase changes, with its event); the same bits, events and state as the plain path."""
+    dx, dy, dz, rpy = offset
+    tw = _synchronizing()
+    start = tw.fast.quiet.frames
+    n = tw.fast.sync.steps
+    for i in range(n + 100):
+        t = i * 0.0025
+        ref = _pose(dx + 0.002 * np.sin(2 * np.pi * 0.5 * t), dy, dz, (rpy[0], rpy[1] + 0.005 * np.sin(2 * np.pi * t),
+                                                                        rpy[2]))
+        res = tw.step(ref, HilMode.HOMING, measured=tw.plain.pose)
+        if i == n - 1:
+            assert [e.name for e in res.events] == ['synchronized'] and tw.fast.phase is HilMode.RUNNING
+    assert tw.fast.phase is HilMode.RUNNING
+    assert tw.fast.quiet.frames - start == (n - 2) + 100          # the blending frames and RUNNING
+
+
+def test_a_synchronizing_frame_the_kernel_does_not_serve_takes_the_plain_path():
+    """Bad input, a stamp out of its window and a mode change while synchronizing: the plain
+    path from the untouched state, the same frames; quiet frames on either side."""
+    tw = _synchronizing()
+    base = _pose(0.003, rpy=(0.01, 0.0, 0.0))
+    for i in range(60):
+        j = i % 6
+        if j == 1:
+            tw.step(np.r_[np.nan, base[1:]], HilMode.HOMING, measured=tw.plain.pose)
+        elif j == 3:
+            tw.step(base, HilMode.HOMING, stamp=tw.k * T_NS - 10**9)
+        elif j == 5:
+            tw.step(base, 'NOT_A_MODE', measured=tw.plain.pose)
+        else:
+            tw.step(base, HilMode.HOMING, measured=tw.plain.pose)
+    assert tw.fast.phase is HilMode.SYNCHRONIZING and tw.fast.quiet.frames > 0
+    tw.step(base, HilMode.HOMING, measured=np.r_[HOME[:3] + [0.5, 0.0, 0.0], HOME[3:]])   # beyond the hard limit
+    assert tw.fast.phase is HilMode.FAULT
+
+
 def test_a_near_unit_quaternion_is_normalised_the_same_and_a_pose_array_is_forwarded_as_itself():
     tw = Twins().until_running()
     tw.step(HOME, HilMode.RUNNING)            # (the mode's change: a plain frame)

@@ -1,4 +1,4 @@
-"""numba kernel of the planner's quiet RUNNING frame (``hil_core.planner.quiet_frame``).
+"""numba kernel of the planner's quiet RUNNING and SYNCHRONIZING frames (``hil_core.planner.quiet_frame``).
 
 One call decides whether a frame is *quiet* (valid measured pose inside the hard limit, a valid
 reference with an acceptable stamp, no clamp, the ASC passing it through, inside the soft
@@ -89,18 +89,53 @@ def _stop_speed(room, a, dt):
 
 
 @njit_cached
-def quiet_running(cfg, icfg, meas, has_meas, ref, stamp, now, last_stamp, has_last, x, v, asc_x, asc_v):
-    """(ok, meas_kind, meas_normed, ref_kind, ref_normed, r, v_pass, v_new, twist): ``ok`` False
-    when the frame is not quiet (nothing else is meaningful then). *_kind: 1 the pose as given,
-    2 its normalised copy (*_normed). ``r``: the 6-DOF output (the reference's), ``v_pass`` the
-    ASC's new velocity, ``v_new`` the planner's, ``twist`` its base twist."""
+def _slerp(q0, q1, c, out):
+    """sync_ramp.slerp of (q0, q1, c) into ``out[3:7]``: its float operations in its order."""
+    ax, ay, az, aw = q0[0], q0[1], q0[2], q0[3]
+    n = math.sqrt(ax * ax + ay * ay + az * az + aw * aw)
+    ax, ay, az, aw = ax / n, ay / n, az / n, aw / n
+    bx, by, bz, bw = q1[0], q1[1], q1[2], q1[3]
+    n = math.sqrt(bx * bx + by * by + bz * bz + bw * bw)
+    bx, by, bz, bw = bx / n, by / n, bz / n, bw / n
+    rx = aw * bx - ax * bw - ay * bz + az * by
+    ry = aw * by + ax * bz - ay * bw - az * bx
+    rz = aw * bz - ax * by + ay * bx - az * bw
+    rw = aw * bw + ax * bx + ay * by + az * bz
+    n = math.sqrt(rx * rx + ry * ry + rz * rz + rw * rw)
+    rx, ry, rz, rw = rx / n, ry / n, rz / n, rw / n
+    if rw < 0:
+        rx, ry, rz, rw = -rx, -ry, -rz, -rw
+    s = math.sqrt(rx * rx + ry * ry + rz * rz)
+    k = 2.0 * math.atan2(s, rw) / s if s > 1e-12 else 2.0 + (2.0 / 3.0) * (s * s)
+    vx, vy, vz = rx * k * c, ry * k * c, rz * k * c
+    angle = math.sqrt(vx * vx + vy * vy + vz * vz)
+    half = 0.5 * angle
+    k = math.sin(half) / angle if angle > 1e-8 else 0.5 - (angle * angle) / 48.0
+    dx, dy, dz, dw = vx * k, vy * k, vz * k, math.cos(half)
+    out[3] = aw * dx + ax * dw + ay * dz - az * dy
+    out[4] = aw * dy - ax * dz + ay * dw + az * dx
+    out[5] = aw * dz + ax * dy - ay * dx + az * dw
+    out[6] = aw * dw - ax * dx - ay * dy - az * dz
+
+
+@njit_cached
+def quiet_running(cfg, icfg, meas, has_meas, ref, stamp, now, last_stamp, has_last, x, v, asc_x, asc_v,
+                  blend, start, c):
+    """(ok, meas_kind, meas_normed, ref_kind, ref_normed, r, v_pass, v_new, twist, blended): ``ok``
+    False when the frame is not quiet (nothing else is meaningful then). *_kind: 1 the pose as
+    given, 2 its normalised copy (*_normed). ``r``: the 6-DOF output, ``v_pass`` the ASC's new
+    velocity, ``v_new`` the planner's, ``twist`` its base twist. With ``blend`` (a synchronizing
+    frame, seed 000 4.1.1) the output follows ``blended``, the pose ``start`` blended into the
+    reference with the coefficient ``c`` (``SyncRamp.step``: its arithmetic in its order), and
+    the checks of the reference's input (validity, stamp) stay the reference's."""
     meas_normed = np.empty(7)
     ref_normed = np.empty(7)
     r = np.empty(6)
     v_pass = np.empty(6)
     v_new = np.empty(6)
     twist = np.empty(6)
-    fail = (False, 0, meas_normed, 0, ref_normed, r, v_pass, v_new, twist)
+    blended = np.empty(7)
+    fail = (False, 0, meas_normed, 0, ref_normed, r, v_pass, v_new, twist, blended)
     dt = cfg[41]
     k = cfg[10]
     has_half = cfg[14] != 0.0
@@ -127,6 +162,11 @@ def quiet_running(cfg, icfg, meas, has_meas, ref, stamp, now, last_stamp, has_la
     if stamp > now + icfg[1] or stamp < now - icfg[0] or (has_last and stamp <= last_stamp):
         return fail
     rp = ref if ref_kind == 1 else ref_normed
+    if blend:
+        for i in range(3):
+            blended[i] = (1.0 - c) * start[i] + c * rp[i]
+        _slerp(start[3:], rp[3:], c, blended)
+        rp = blended
     _to_dof(rp, r)
     for i in range(6):                            # not clamped to the orientation box
         if r[i] < cfg[27 + i] or r[i] > cfg[33 + i]:
@@ -172,11 +212,12 @@ def quiet_running(cfg, icfg, meas, has_meas, ref, stamp, now, last_stamp, has_la
     twist[3] = cy * cp * dr - sy * dp
     twist[4] = sy * cp * dr + cy * dp
     twist[5] = -sp * dr + dy
-    return (True, meas_kind, meas_normed, ref_kind, ref_normed, r, v_pass, v_new, twist)
+    return (True, meas_kind, meas_normed, ref_kind, ref_normed, r, v_pass, v_new, twist, blended)
 
 
 _A = types.float64[::1]
 # the one signature the planner calls with (quiet_frame checks its arguments against it first):
 # frozen after the warm-up, so a frame can never compile
 KERNELS = FrozenKernels({quiet_running: [(_A, types.int64[::1], _A, types.boolean, _A, types.int64, types.int64,
-                                          types.int64, types.boolean, _A, _A, _A, _A)]})
+                                          types.int64, types.boolean, _A, _A, _A, _A, types.boolean, _A,
+                                          types.float64)]})

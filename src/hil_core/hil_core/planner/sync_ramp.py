@@ -101,14 +101,24 @@ class SyncRamp:
     def done(self) -> bool:
         return self.start_pose is not None and self.k >= self.steps
 
+    def next_coefficient(self) -> float | None:
+        """The coefficient the next ``step`` blends with; None when it returns the reference itself
+        (c = 1; the planner's compiled frame blends with it, ``quiet_frame``)."""
+        k = min(self.k + 1, self.steps)
+        return None if k >= self.steps else float(ramp(k / self.steps, self.shape))
+
+    def advance(self) -> None:
+        """One period on, without blending (what ``step`` does besides; ``quiet_frame``)."""
+        self.k = min(self.k + 1, self.steps)
+
     def step(self, reference):
         """Advance one period and return the blended pose (the reference itself once c = 1)."""
         if self.start_pose is None:
             raise RuntimeError('SyncRamp.step before start()')
-        self.k = min(self.k + 1, self.steps)
-        if self.k >= self.steps:
+        c = self.next_coefficient()
+        self.advance()
+        if c is None:
             return reference
-        c = self.coefficient
         out = np.empty(7)
         out[:3] = (1.0 - c) * self.start_pose[:3] + c * np.asarray(reference[:3], dtype=float)
         out[3:] = slerp(self.start_pose[3:], reference[3:], c)
