@@ -44,3 +44,30 @@ def test_joint_positions_in_any_order_equal_a_lookup_by_name(order, values, dupl
             joint_positions(msg, want)
         return
     assert joint_positions(msg, want).tolist() == [values[names.index(n)] for n in want]
+
+
+def test_joint_order_checks_a_tuple_once_and_every_other_input_each_time():
+    """``JointOrder``: the same names tuple, once accepted in the robot's order, gives the positions
+    as ``positions_by_name`` does; bad positions are refused with its words; another order, a
+    list or a names tuple with a duplicate goes the whole way each time."""
+    from hil_nodes.msgs import convert
+    names = ['j1', 'j2', 'j3']
+    order = convert.JointOrder(names)
+    got = ('j1', 'j2', 'j3')
+    for k in range(3):
+        q = order.positions(got, [1.0 + k, 2.0, 3.0])
+        assert q.dtype == float and q.tolist() == [1.0 + k, 2.0, 3.0]
+    assert order._accepted is got
+    with pytest.raises(ValueError, match='non-finite'):
+        order.positions(got, [1.0, float('nan'), 3.0])
+    with pytest.raises(ValueError, match='3 joint names but 2 positions'):
+        order.positions(got, [1.0, 2.0])
+    assert order.positions(('j3', 'j1', 'j2'), [3.0, 1.0, 2.0]).tolist() == [1.0, 2.0, 3.0]
+    assert order._accepted is got                     # a reordered tuple is not the accepted one
+    as_list = ['j1', 'j2', 'j3']
+    assert order.positions(as_list, [4.0, 5.0, 6.0]).tolist() == [4.0, 5.0, 6.0]
+    assert order._accepted is got                     # a list may change: never taken as checked
+    with pytest.raises(ValueError, match='duplicate'):
+        order.positions(('j1', 'j1', 'j3'), [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match='missing'):
+        order.positions(('j1', 'j2', 'j4'), [1.0, 2.0, 3.0])

@@ -171,6 +171,31 @@ def positions_by_name(got, position, names) -> np.ndarray:
     return q
 
 
+class JointOrder:
+    """``positions_by_name`` for one robot's joints (``names``), its checks of the joint names
+    made once per names tuple: a stream in one process sends the same tuple with every sample (a
+    chain port's, hil_nodes.runtime.chain_port.joint_state_port), so once it was accepted in the
+    robot's order only the positions are checked (the names' checks were 8 us of the kinematics'
+    57 us frame in a lockstep graph, 2026-11-29). A tuple cannot change; anything else (a
+    message's list) is checked every time."""
+
+    __slots__ = ('names', '_accepted')
+
+    def __init__(self, names):
+        self.names = list(names)
+        self._accepted = None        # the tuple last accepted in the robot's order
+
+    def positions(self, got, position) -> np.ndarray:
+        if got is self._accepted and len(position) == len(got):
+            q = np.array(position, dtype=float)
+            if np.isfinite(q).all():
+                return q
+        q = positions_by_name(got, position, self.names)
+        if type(got) is tuple and list(got) == self.names:
+            self._accepted = got
+        return q
+
+
 def joint_velocities(msg, names):
     """Velocities of ``names`` from a sensor_msgs/JointState, or None when it carries none.
 
