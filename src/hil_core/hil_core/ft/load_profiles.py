@@ -32,7 +32,6 @@ from hil_core.ft.load_profiles_numpy import (COMPONENT_TYPES, LoadProfileNumpy, 
                                             mains_axes)
 
 
-
 def warm_up() -> float:
     """Compile or load the sampling kernel (hil_core.warmup; every profile's constructor does);
     seconds taken (0.0 when done already)."""
