@@ -295,7 +295,7 @@ def _until_no_frame_is_skipped(ros, rig, command, done, what: str, attempts: int
     """Publish ``command()`` and wait for ``done()``, again while the drives' own frames were
     skipped meanwhile (a real-time overrun): a skip drops a trajectory that does not carry its
     own stop, and holds (docs/mock_hardware.md), so neither the stream nor its late frames go
-    on. A test process starved for more than MAX_CATCHUP frames skips (beside three CPU hogs, a
+    on. A test process starved for more than MAX_CATCHUP_S (25 ms) skips (beside three CPU hogs, a
     few times a second; in CI beside the other worker): that is the overrun's path, not this
     test's."""
     n = rig.node
