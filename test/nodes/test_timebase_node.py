@@ -181,6 +181,70 @@ def test_real_time_timer_commands_every_move(ros):
     assert [v['expected_distance'] for _, _, v in status_of(rig.diags) if 'expected_distance' in v][-1] == '1'
 
 
+def _stalled_rig(ros, monkeypatch):
+    """A real-time time base on a clock the test sets (``now``), started and on time for frames
+    0-3 of the grid from ``t0``; ``deliver(k)`` hands it the reference of frame k."""
+    rig = Rig(ros, lockstep=False)
+    node = rig.node
+    t0 = (ros.node.get_clock().now().nanoseconds // T_NS + 400) * T_NS
+    now = [t0]
+    monkeypatch.setattr(node, 'now_ns', lambda: now[0])
+
+    def deliver(k):
+        node._on_reference_payload((t0 + k * T_NS, reference(k * T_NS * 1e-9)[0]))
+    for k in range(4):
+        now[0] = t0 + k * T_NS + 300_000
+        deliver(k)
+    assert node.last_frame_ns == t0 + 3 * T_NS
+    return node, t0, now, deliver
+
+
+def test_real_time_after_a_stall_each_frame_is_produced_at_its_own_reference(ros, monkeypatch):
+    """The process stalled for six frames (15 ms): the references of the frames it missed come
+    in one turn of the spin loop, one after the other. Each frame is produced at its own
+    reference, so W-R stays at its default; the frames that waited past their time are left for
+    the end of the turn (frame_loop.after_frame), by when their references are in. Produced at
+    the first late reference, frames 5-8 were made without theirs. Nothing is skipped: the stall
+    is within max_catchup (10 frames)."""
+    from hil_nodes.runtime.frame_loop import LOOP
+    node, t0, now, deliver = _stalled_rig(ros, monkeypatch)
+    monkeypatch.setattr(LOOP, 'driven', True)
+    now[0] = t0 + 9 * T_NS + 300_000
+    produced = []
+    for k in range(4, 10):
+        deliver(k)
+        produced.append((node.last_frame_ns - t0) // T_NS)
+    assert produced == [4, 5, 6, 7, 8, 9]
+    assert LOOP.run_after() == 1 and node.last_frame_ns == t0 + 9 * T_NS
+    assert node.counters['distance_off_frames'] == 0 and node.counters['skipped_frames'] == 0
+
+
+def test_real_time_after_a_stall_a_reference_that_never_comes_is_waited_for_until_the_turn_ends(ros, monkeypatch):
+    """The same stall, the references of frames 6-9 lost: after the turn's deliveries the frames
+    that waited their ``frame_wait`` are produced without them (up to frame 8; frame 9's wait has
+    not run out), as at a reference that came alone."""
+    from hil_nodes.runtime.frame_loop import LOOP
+    node, t0, now, deliver = _stalled_rig(ros, monkeypatch)
+    monkeypatch.setattr(LOOP, 'driven', True)
+    now[0] = t0 + 9 * T_NS + 300_000
+    deliver(4)
+    deliver(5)
+    assert node.last_frame_ns == t0 + 5 * T_NS
+    assert LOOP.run_after() == 1 and node.last_frame_ns == t0 + 8 * T_NS
+    assert node.counters['skipped_frames'] == 0
+
+
+def test_real_time_a_stall_beyond_max_catchup_skips_the_oldest_frames_and_counts_them(ros, monkeypatch):
+    """Twelve frames due at once (4-15, a stall of 30 ms) against max_catchup 10: the two oldest
+    are skipped and counted, the ten others produced."""
+    node, t0, now, deliver = _stalled_rig(ros, monkeypatch)
+    assert node.p.max_catchup == 10
+    now[0] = t0 + 15 * T_NS + 300_000
+    deliver(15)
+    assert node.last_frame_ns == t0 + 15 * T_NS and node.counters['skipped_frames'] == 2
+    assert node.counters['frames'] == 4 + 10
+
+
 def test_lockstep_with_the_mock_hexapod_follows_the_ik_of_the_references(ros):
     from hil_sim.mock_hardware.system_mock import system_mock
     mock = ros.add_node(system_mock('hexafloat', dict(lockstep=True, time_scale=0.0, lockstep_timeout=5.0),

@@ -34,7 +34,8 @@ PARAMS = (
     Param('frame_wait', float, 1.0, 'real time: how long a frame waits past its time for its own '
           'reference, as a fraction of the lead (the message still reaches the drives in time)',
           range=(0.0, 1.0)),
-    Param('max_catchup', int, 4, 'real time: late frames produced at once before frames are skipped',
+    Param('max_catchup', int, 10, 'real time: late frames produced at once before the oldest are skipped '
+          '(10: a stall of 25 ms at 400 Hz, as the mock drives make up; hil_sim.mock_hardware.pacing)',
           range=(1, 100)),
     # status_period (common, base): wall s between metric statuses
     Param('warn_interval', float, 1.0, 'wall s between repeated warnings of one kind', range=(0.0, 60.0)),
