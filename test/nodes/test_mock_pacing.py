@@ -26,3 +26,20 @@ def test_at_pace_1_a_longer_backlog_skips_its_oldest_frames():
     p, t = FramePacing(2_500_000), 0
     assert p.grid_due(13 * 2_500_000 + 50_000, t) == (3, 10)
     assert FramePacing(1_000_000).grid_due(40 * 1_000_000, 0) == (15, 25)
+
+
+def test_at_another_pace_a_backlog_over_four_frames_slips_the_scaled_clock(monkeypatch):
+    """x2: simulated time is the drives' own scaled clock; a stall's backlog beyond
+    MAX_SCALED_BACKLOG frames is not made up (its frames would go out before the chain has their
+    commands): the clock slips, and the frames after it are due on the new pace."""
+    from hil_sim.mock_hardware import pacing
+    wall = [0.0]
+    monkeypatch.setattr(pacing.time, 'monotonic', lambda: wall[0])
+    p, T = FramePacing(2_500_000), 0.0025
+    assert p.scaled_due(0, T, 2.0) == (0, 1)            # the first frame at once
+    wall[0] += 3 * T / 2 + T / 8                         # three frames of wall at x2: three due
+    assert p.scaled_due(1, T, 2.0) == (0, 3)
+    wall[0] += 10 * T / 2                                # a stall of ten frames: four, six slipped
+    assert p.scaled_due(4, T, 2.0) == (6, pacing.MAX_SCALED_BACKLOG)
+    wall[0] += T / 2                                     # then one a frame again, from the slip
+    assert p.scaled_due(8, T, 2.0) == (0, 1)

@@ -10,7 +10,7 @@ the pace of each clock mode.
 * real time: a command applies in its frame of arrival (``queue``, ``next_queued``); at pace 1
   the frames the wall clock says are due (``grid_due``), a late backlog above ``MAX_CATCHUP_S``
   skipped and counted; at another pace the steady clock scaled by ``time_scale``
-  (``scaled_due``).
+  (``scaled_due``), a backlog above ``MAX_SCALED_BACKLOG`` frames slipping that clock.
 
 **Catching up.** The drives are hardware with a clock of their own: a real drive runs through a
 stall of the host's process. The mock shares that process, so after a stall it makes up the
@@ -22,7 +22,13 @@ for seconds does not burst seconds of frames out. This VM stops even a process t
 on a 2.5 ms grid for 5-17 ms several times a minute (``time.sleep`` to each grid instant, 30 s:
 7-16 wake-ups more than 5 ms late, at most 8-17 ms, with the machine 80 % idle, 2026-11-29):
 with a bound of 10 ms (4 frames at 400 Hz) a one-minute run at pace 1 skipped 3-14 frames in
-such stalls, and ``hil report`` rightly called its streams incomplete.
+such stalls, and ``hil report`` rightly called its streams incomplete. At another pace than 1
+(``--time-scale 2``, the headroom check) simulated time is the drives' own clock, the steady
+clock scaled: a backlog of more than ``MAX_SCALED_BACKLOG`` frames slips that clock instead (no
+frame of any stream is missing, simulated time just moves on from now), as before; made up
+there, the frames of a stall went out before the chain had produced their commands, which the
+drives then counted late and refused as ending in the past (x2, 30 s: 65 and 116 late, 36 and
+64 refused, against 25 and 43, 5 and 17 with the slip, alternating).
 
 ``FramePacing`` is a plain object the node owns: it keeps the commands waiting for their frame
 and the wall-clock references of the pace, and answers from what it is handed (frame times and
@@ -37,6 +43,7 @@ from hil_core.supervision.lockstep import OwnPause
 
 REPUBLISH_PERIOD = 0.1      # wall s between re-publications of t_0 before the first command
 MAX_CATCHUP_S = 0.025       # real time: the longest backlog made up at once (s; module docstring)
+MAX_SCALED_BACKLOG = 4      # at another pace: frames advanced at once before the clock slips
 MAX_PENDING = 64            # future-stamped commands kept in lockstep
 PAUSE_POLLS = 5             # lockstep: a gap of more poll periods than this can be a pause of the process
 
@@ -163,7 +170,7 @@ class FramePacing:
         if self._scaled_wall0 is None:
             self._scaled_wall0, self._scaled_frames0 = now - frame_period / time_scale, frames
         due = int((now - self._scaled_wall0) * time_scale / frame_period) - (frames - self._scaled_frames0)
-        if due > self.max_catchup:
-            self._scaled_wall0 += (due - self.max_catchup) * frame_period / time_scale
-            return due - self.max_catchup, self.max_catchup
+        if due > MAX_SCALED_BACKLOG:
+            self._scaled_wall0 += (due - MAX_SCALED_BACKLOG) * frame_period / time_scale
+            return due - MAX_SCALED_BACKLOG, MAX_SCALED_BACKLOG
         return 0, max(due, 0)
