@@ -34,17 +34,18 @@ demo: warmup
 	$(VENV)/bin/hil run hexafloat --scenario impulse_3hz --record runs/demo
 	$(VENV)/bin/hil report "$$(ls -td runs/demo/*/ | head -n 1)"
 
-# The suite on two workers (one file to a worker), then the files judged on the wall clock, alone
-# (test/conftest.py SERIAL_FILES: real-time runs, watchdogs, the lockstep stall limit), then the
-# fault matrix (test/system/test_fault_matrix.py, docs/fault_matrix.md: 22 whole lockstep runs that
-# kill, stop or feed bad input to each node) on two workers, each row on its own DDS domain: about
-# 4 + 3 + 2 minutes here at calibration 0.37 s, 10 + 5 + 3 at 1 s (docs/testing.md). The machine's
+# The suite without its unit tests on two workers (one file to a worker), then the files judged
+# on the wall clock alone (test/conftest.py SERIAL_FILES: real-time runs, watchdogs, the lockstep
+# stall limit) with the unit tests beside them at nice 19 (test/serial_beside_unit.sh: the serial
+# files leave one core idle), then the fault matrix (test/system/test_fault_matrix.py,
+# docs/fault_matrix.md: 22 whole lockstep runs that kill, stop or feed bad input to each node) on
+# two workers, each row on its own DDS domain (docs/testing.md gives the minutes). The machine's
 # calibration (bench/_calibration.py) is printed before and after: the suite's minutes follow the
 # machine's speed, which differs 2-3x between machines of one kind and from hour to hour.
 test: warmup
 	@$(PY) bench/_calibration.py | sed 's/^/make test, before: /'
-	$(PY) -m pytest -n 2 --dist loadfile --durations=8 -m "not fault_matrix and not serial"
-	$(PY) -m pytest -n 0 --durations=8 -m serial
+	$(PY) -m pytest -n 2 --dist loadfile --durations=8 -m "not fault_matrix and not serial" --ignore=test/unit
+	bash test/serial_beside_unit.sh $(PY)
 	$(PY) -m pytest -n 2 --dist load -m fault_matrix test/system/test_fault_matrix.py
 	@$(PY) bench/_calibration.py | sed 's/^/make test, after: /'
 

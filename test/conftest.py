@@ -72,18 +72,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.serial)
 
 
-# The files that take longest on a worker (seconds, setup and calls, at calibration ~1 s: a
-# `make test` run with --durations=0): queued first, longest first (test/scheduling.py), so the
+# The files that take longest on a worker of `make test`'s first step (seconds, setup and calls:
+# a run with --durations=0 at calibration 0.87 s, 2026-11-29; the unit tests run in the second
+# step, test/serial_beside_unit.sh): queued first, longest first (test/scheduling.py), so the
 # many short files fill in behind them instead of one worker running a long one alone at the end.
 LONG_FILES = {
-    'test/system/test_hexafloat_scenarios.py': 214.0,
-    'test/system/test_three_hosts.py': 157.0,
-    'test/nodes/test_hmi_live.py': 112.0,
-    'test/unit/test_planner_properties.py': 76.0,
-    'test/unit/test_servo_compiled.py': 42.0,
-    'test/unit/test_timebase_compiled.py': 42.0,
-    'test/nodes/test_hybrid5_program.py': 40.0,
-    'test/unit/test_planner_hypothesis.py': 34.0,
+    'test/system/test_hexafloat_scenarios.py': 91.5,
+    'test/system/test_three_hosts.py': 77.2,
+    'test/nodes/test_hmi_live.py': 55.3,
+    'test/nodes/test_hybrid5_program.py': 16.6,
+    'test/nodes/test_report_known_answers.py': 14.3,
+    'test/system/test_hil_run_hmi_throttle.py': 12.9,
+    'test/nodes/test_hybrid5_nodes.py': 12.5,
+    'test/nodes/test_mock_hexapod_node.py': 11.9,
 }
 
 
