@@ -18,6 +18,7 @@ trap 'kill "$unit" 2>/dev/null; rm -f "$log"' EXIT
 serial_rc=$?
 wait "$unit"
 unit_rc=$?
+trap 'rm -f "$log"' EXIT      # (its pid is free again: never signal it now)
 echo "== the unit tests (test/unit), run beside the serial files at nice 19:"
 cat "$log"
 exit $(( serial_rc != 0 || unit_rc != 0 ))
