@@ -35,3 +35,28 @@ def test_the_launcher_that_ends_the_run_waits_until_both_parts_have_their_sample
         chain_client.close()
         if hw_client is not None:
             hw_client.close()
+
+
+def test_a_part_never_heard_from_in_a_long_enough_run_is_not_waited_for(ros, monkeypatch):
+    """A bring-up that failed waiting for the other part (it never started): at the shutdown
+    the launcher does not wait for its samples once the run was at least the wait's limit long;
+    in a shorter run it still waits, as a part discovered late may yet answer."""
+    from hil_nodes.cli import part_clock
+    client = RunClient(ros.domain_id)
+    try:
+        now = [1000.0]
+        monkeypatch.setattr(part_clock.time, 'monotonic', lambda: now[0])
+        chain = PartClock(client.node, 'chain', ['hardware', 'model'])
+        spins = []
+
+        def spin(timeout):
+            spins.append(timeout)
+            now[0] += timeout
+        now[0] += 2.0                      # a run of 2 s: shorter than the 3 s limit
+        chain.wait_done(spin, 3.0)
+        assert sum(spins) >= 3.0 - 1e-9 and not chain.done     # it waited its limit
+        spins.clear()
+        chain.wait_done(spin, 3.0)         # the run is 5 s old now: nobody to wait for
+        assert spins == [] and not chain.done
+    finally:
+        client.close()

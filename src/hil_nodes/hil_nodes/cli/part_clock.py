@@ -75,6 +75,7 @@ class PartClock:
         self._seq = 0
         self._node = node
         self._shift = test_shift_ns()
+        self._created = time.monotonic()
         self.last_ping: dict[str, float] = {}    # other part -> monotonic time of its last ping
         self._ping = node.create_publisher(TimeReference, topics.HIL_CLOCK_PING, qos.command(50))
         self._pong = node.create_publisher(TimeReference, topics.HIL_CLOCK_PONG, qos.command(50))
@@ -90,10 +91,18 @@ class PartClock:
         """Spin (``spin(timeout)``) until this part has its samples and the others stopped pinging
         (they have theirs: a part pings until it has), or ``limit`` wall s passed. The launcher
         that shuts the run down calls it first: a client that discovered the others late (a
-        second or two across hosts, now and then) still gets its samples, and so do theirs."""
+        second or two across hosts, now and then) still gets its samples, and so do theirs. A
+        part never heard from in a run at least ``limit`` long is not waited for: it never
+        started (a bring-up that failed waiting for it) or cannot be reached."""
         end = time.monotonic() + limit
-        while time.monotonic() < end and not (self.done and self.others_quiet()):
+        absent = set()
+        if time.monotonic() - self._created >= limit:
+            absent = {p for p, got in self.samples.items() if not got and p not in self.last_ping}
+        while time.monotonic() < end and not (self._done_but(absent) and self.others_quiet()):
             spin(0.05)
+
+    def _done_but(self, absent: set[str]) -> bool:
+        return all(len(s) >= self.wanted for p, s in self.samples.items() if p not in absent)
 
     def others_quiet(self) -> bool:
         """No other part pinged for ``QUIET`` wall s (each has its samples, or is gone)."""
