@@ -178,6 +178,10 @@ def test_a_bag_reads_the_same_with_rosbags_and_mcap(tmp_path):
     assert raw == sorted(msgs, key=lambda m: m[1])
     forces = [m.wrench.force.x for _, _, m in read_messages(tmp_path / 'bag', ['/ft_sensor/wrench'])]
     assert forces == [float(k) for k in range(6000)]
+    # from a bag time on: exactly the messages at or after it
+    start = sorted(t for _, t, _ in raw)[len(raw) // 2]
+    later = list(read_messages(tmp_path / 'bag', start_ns=start))
+    assert [(topic, t) for topic, t, _ in later] == [(topic, t) for topic, t, _ in by_rosbags if t >= start]
 
 
 def test_channels_carry_the_type_hash_and_the_offered_qos(tmp_path):

@@ -162,7 +162,8 @@ def first_log_detection(log_dir, after_epoch: float) -> tuple[float, str] | None
 def first_bag_detection(bag, t_fault: float, node: str) -> tuple[float, str] | None:
     """(sim time, what) of the first sign of the fault in the bag: FAULT on /hil/mode, a fault
     event, or a WARN/ERROR status of ``node`` or of the supervisor (stalls) on /diagnostics."""
-    for topic, ts, msg in read_messages(bag, ['/hil/mode', '/hil/events', '/diagnostics']):
+    start = int(round((t_fault - 1e-9) * 1e9))
+    for topic, ts, msg in read_messages(bag, ['/hil/mode', '/hil/events', '/diagnostics'], start_ns=start):
         t = ts * 1e-9
         if t < t_fault - 1e-9:
             continue

@@ -319,11 +319,14 @@ def read_accounting(path: str | pathlib.Path) -> dict:
     return data
 
 
-def read_messages(path: str | pathlib.Path, topics: list[str] | None = None) -> Iterator[tuple[str, int, Any]]:
+def read_messages(path: str | pathlib.Path, topics: list[str] | None = None,
+                  start_ns: int | None = None) -> Iterator[tuple[str, int, Any]]:
     """Yield (topic, bag timestamp ns, deserialized message) in time order (rosbags' Reader). Topics
     are named as at the root: a bag of a run under a namespace (``bag_namespace``) has
     ``/rig_a/ft_sensor/wrench``, read as ``/ft_sensor/wrench``; ``topics`` picks by those names
-    (a relative one, ``topics.FT_WRENCH``, as at the root too)."""
+    (a relative one, ``topics.FT_WRENCH``, as at the root too). ``start_ns``: only the messages
+    from that bag time on (the earlier ones are not deserialized: rosbags' pure-Python CDR
+    reading is most of the cost)."""
     store = typestore()
     ns = bag_namespace(path)
     wanted = None if topics is None else {at_root(t) for t in topics}
@@ -332,7 +335,7 @@ def read_messages(path: str | pathlib.Path, topics: list[str] | None = None) -> 
         conns = [c for c in reader.connections if wanted is None or names[c.id] in wanted]
         if not conns:       # (rosbags reads every connection when given none)
             return
-        for conn, timestamp, raw in reader.messages(connections=conns):
+        for conn, timestamp, raw in reader.messages(connections=conns, start=start_ns):
             yield names[conn.id], timestamp, store.deserialize_cdr(raw, conn.msgtype)
 
 
