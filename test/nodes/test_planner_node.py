@@ -298,3 +298,23 @@ def test_lockstep_first_homing_frame_waits_for_the_robot_pose_instead_of_being_l
     ros.spin_until(lambda: len(rig.out) > before, 10, 'safe reference of the waiting frame')
     assert stamp_to_ns(rig.out[-1].header.stamp) == key
     np.testing.assert_allclose(pose_to_array(rig.out[-1].pose), HOME, atol=1e-12)
+
+
+def test_real_time_the_fallback_does_not_start_while_the_process_queue_holds_deliveries(ros, monkeypatch):
+    """After a stall of the process the chain's backlog can outlast a drain's budget: the slow
+    watch, run between two drains, must not take the references still upstream in the queue for
+    a dead writer (its step of the frame of now made every queued reference, older, be dropped).
+    With the queue empty (a drain that ended) and no reference for the fallback's time, it starts."""
+    from hil_nodes.runtime import intra_process
+    rig = NodeRig(ros, build(ros, PlannerNode, lockstep=False, **TIMING), inputs=[topics.HIL_MODE, *INPUTS])
+    rig.up()
+    node = rig.node
+    node._last_ref_wall = time.monotonic() - 1.0          # no reference for a second
+    node._stop_fallback()
+    steps = node.counters['fallback_steps']
+    monkeypatch.setattr(intra_process.BUS, 'pending', lambda: 12)
+    node._watch_references()
+    assert node._fallback_timer is None and node.counters['fallback_steps'] == steps
+    monkeypatch.setattr(intra_process.BUS, 'pending', lambda: 0)
+    node._watch_references()
+    assert node._fallback_timer is not None and node.counters['fallback_steps'] == steps + 1

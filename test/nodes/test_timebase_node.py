@@ -245,6 +245,21 @@ def test_real_time_a_stall_beyond_max_catchup_skips_the_oldest_frames_and_counts
     assert node.counters['frames'] == 4 + 10
 
 
+def test_real_time_the_fallback_does_not_start_while_the_process_queue_holds_deliveries(ros, monkeypatch):
+    """As the planner's: after a stall the references may still be upstream in the process's
+    queue when the slow watch runs between two drains; only with the queue empty (a drain that
+    ended) and no reference for two frames does the fallback start (and produce frames on its own)."""
+    from hil_nodes.runtime import intra_process
+    node, t0, now, deliver = _stalled_rig(ros, monkeypatch)
+    node._last_ref_wall = -np.inf
+    monkeypatch.setattr(intra_process.BUS, 'pending', lambda: 12)
+    node._watch_references()
+    assert node._fallback_timer is None
+    monkeypatch.setattr(intra_process.BUS, 'pending', lambda: 0)
+    node._watch_references()
+    assert node._fallback_timer is not None
+
+
 def test_lockstep_with_the_mock_hexapod_follows_the_ik_of_the_references(ros):
     from hil_sim.mock_hardware.system_mock import system_mock
     mock = ros.add_node(system_mock('hexafloat', dict(lockstep=True, time_scale=0.0, lockstep_timeout=5.0),

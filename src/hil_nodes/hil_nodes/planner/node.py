@@ -37,6 +37,7 @@ from hil_nodes import qos, topics
 from hil_nodes.msgs import convert
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode, ParameterError
 from hil_nodes.runtime.chain_port import pose_from_message, pose_port
+from hil_nodes.runtime.intra_process import BUS
 from hil_nodes.planner import params
 from hil_nodes.planner.markers import workspace_markers
 from hil_nodes.runtime.runner import main_for
@@ -218,7 +219,13 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
         return time.monotonic() - self._last_ref_wall < self.p.realtime_fallback_frames * self.p.period
 
     def _watch_references(self) -> None:
-        if self.active and self._fallback_timer is None and not self._references_flow():
+        """The slow watch (after a turn's deliveries): no reference for the fallback's time starts
+        the fallback, unless the process's own queue still holds deliveries: after a stall of the
+        process the chain's backlog can outlast a drain's budget, and the watch, run between two
+        drains, took the references still upstream in the queue for a dead writer (the fallback
+        stepped the frame of now and every queued reference, older, was dropped: 9 frames after a
+        22 ms stall). With a dead writer the queue is empty here, after a drain that ended."""
+        if self.active and self._fallback_timer is None and not BUS.pending() and not self._references_flow():
             self._fallback_timer = self.create_timer(self.p.period, self._fallback_tick)
             self._fallback_tick()
 

@@ -47,6 +47,7 @@ from hil_nodes.msgs import convert
 from hil_nodes.framework.base import ERROR, OK, WARN, HilLifecycleNode
 from hil_nodes.runtime.chain_port import pose_from_message, trajectory_port
 from hil_nodes.runtime.frame_loop import LOOP
+from hil_nodes.runtime.intra_process import BUS
 from hil_nodes.runtime.runner import main_for
 from hil_nodes.timebase import params
 
@@ -213,7 +214,9 @@ class TimebaseNode(HilLifecycleNode, name='timebase', task='buffer', params=para
         return time.monotonic() - self._last_ref_wall < 2 * self.p.move_time
 
     def _watch_references(self) -> None:
-        if self._fallback_timer is None and not self._references_flow():
+        # not while the process's own queue holds deliveries: the references may be upstream in
+        # it after a stall (the planner's _watch_references says why)
+        if self._fallback_timer is None and not BUS.pending() and not self._references_flow():
             self._fallback_timer = self.create_timer(self.p.move_time, self._fallback_tick)
             self._on_tick()
 
