@@ -223,7 +223,7 @@ class PlannerNode(HilLifecycleNode, name='planner', task='workspace', params=par
         the fallback, unless the process's own queue still holds deliveries: after a stall of the
         process the chain's backlog can outlast a drain's budget, and the watch, run between two
         drains, took the references still upstream in the queue for a dead writer (the fallback
-        stepped the frame of now and every queued reference, older, was dropped: 9 frames after a
+        stepped the frame of now and every queued reference, older, was dropped: 8 frames after a
         22 ms stall). With a dead writer the queue is empty here, after a drain that ended."""
         if self.active and self._fallback_timer is None and not BUS.pending() and not self._references_flow():
             self._fallback_timer = self.create_timer(self.p.period, self._fallback_tick)

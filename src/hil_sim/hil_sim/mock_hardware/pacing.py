@@ -27,8 +27,8 @@ such stalls, and ``hil report`` rightly called its streams incomplete. At anothe
 clock scaled: a backlog of more than ``MAX_SCALED_BACKLOG`` frames slips that clock instead (no
 frame of any stream is missing, simulated time just moves on from now), as before; made up
 there, the frames of a stall went out before the chain had produced their commands, which the
-drives then counted late and refused as ending in the past (x2, 30 s: 65 and 116 late, 36 and
-64 refused, against 25 and 43, 5 and 17 with the slip, alternating).
+drives then counted late and refused as ending in the past (x2, 30 s, alternating against the
+code before: 65 and 116 late, 36 and 64 refused, against 25 and 43, 5 and 17).
 
 ``FramePacing`` is a plain object the node owns: it keeps the commands waiting for their frame
 and the wall-clock references of the pace, and answers from what it is handed (frame times and
